@@ -32,15 +32,33 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
-            state.serialize_field("blob", &self.blob)?;
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.mime_type, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("BlobResourceContents", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("blob", &self.blob)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("uri", &self.uri)?;
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -48,51 +66,20 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BlobResourceContents",
                 ::std::option::Option::Some(&["blob", "mimeType", "uri"]),
+                &["blob", "mimeType", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "blob" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("blob"));
@@ -102,7 +89,7 @@ pub mod v2024_11_05__v2025_03_26 {
             };
             ::std::result::Result::Ok(Self {
                 blob: field0,
-                mime_type: field1.unwrap_or_default(),
+                mime_type: field1.0,
                 uri: field2,
             })
         }
@@ -136,24 +123,39 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.experimental.is_some())
-                + usize::from(self.roots.is_some())
-                + usize::from(self.sampling.is_some());
-            let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
-            if self.experimental.is_some() {
-                state.serialize_field("experimental", &self.experimental)?;
-            } else {
-                state.skip_field("experimental")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.roots, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.sampling, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ClientCapabilities", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("experimental", &self.experimental)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.roots.is_some() {
-                state.serialize_field("roots", &self.roots)?;
-            } else {
-                state.skip_field("roots")?;
+            if ::std::matches!(self.roots, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("roots", &self.roots)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.sampling.is_some() {
-                state.serialize_field("sampling", &self.sampling)?;
-            } else {
-                state.skip_field("sampling")?;
+            if ::std::matches!(self.sampling, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("sampling", &self.sampling)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -162,56 +164,36 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ClientCapabilitiesRoots>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ClientCapabilities",
                 ::std::option::Option::Some(&["experimental", "roots", "sampling"]),
+                &["experimental", "roots", "sampling"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "experimental" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "roots" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "sampling" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                experimental: field0.unwrap_or_default(),
-                roots: field1.unwrap_or_default(),
-                sampling: field2.unwrap_or_default(),
+                experimental: field0.0,
+                roots: field1.0,
+                sampling: field2.0,
             })
         }
     }
@@ -537,43 +519,18 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CompleteRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<CompleteRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -611,10 +568,23 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
-            state.serialize_field("argument", &self.argument)?;
-            state.serialize_field("ref", &self.ref_)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("CompleteRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("argument", &self.argument)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("ref", &self.ref_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -622,40 +592,17 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CompleteRequestParamsArgument> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<CompleteRequestParamsRef> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteRequestParams",
                 ::std::option::Option::Some(&["argument", "ref"]),
+                &["argument", "ref"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "argument" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "ref" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -865,10 +812,21 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer.serialize_struct("Implementation", len)?;
-            state.serialize_field("name", &self.name)?;
-            state.serialize_field("version", &self.version)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer.serialize_struct("Implementation", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("version", &self.version)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -876,40 +834,17 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Implementation",
                 ::std::option::Option::Some(&["name", "version"]),
+                &["name", "version"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "version" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -970,43 +905,18 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<InitializeRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<InitializeRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct InitializeRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -1046,11 +956,28 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize;
-            let mut state = serializer.serialize_struct("InitializeRequestParams", len)?;
-            state.serialize_field("capabilities", &self.capabilities)?;
-            state.serialize_field("clientInfo", &self.client_info)?;
-            state.serialize_field("protocolVersion", &self.protocol_version)?;
+            let len = crate::support::present(3usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("InitializeRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("capabilities", &self.capabilities)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("clientInfo", &self.client_info)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("protocolVersion", &self.protocol_version)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -1058,53 +985,20 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ClientCapabilities> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<Implementation> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct InitializeRequestParams",
                 ::std::option::Option::Some(
                     &["capabilities", "clientInfo", "protocolVersion"],
                 ),
+                &["capabilities", "clientInfo", "protocolVersion"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "capabilities" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "clientInfo" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "protocolVersion" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -1149,15 +1043,34 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
-            state.serialize_field("id", &self.id)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                3usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcRequest", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -1166,62 +1079,21 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<JsonrpcRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcRequest",
                 ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+                &["id", "jsonrpc", "method", "params"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -1240,7 +1112,7 @@ pub mod v2024_11_05__v2025_03_26 {
                 id: field0,
                 jsonrpc: field1,
                 method: field2,
-                params: field3.unwrap_or_default(),
+                params: field3.0,
             })
         }
     }
@@ -1289,35 +1161,22 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<JsonrpcRequestParamsMeta>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcRequestParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -1341,13 +1200,22 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.progress_token.is_some());
-            let mut state = serializer
-                .serialize_struct("JsonrpcRequestParamsMeta", len)?;
-            if self.progress_token.is_some() {
-                state.serialize_field("progressToken", &self.progress_token)?;
-            } else {
-                state.skip_field("progressToken")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.progress_token, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("JsonrpcRequestParamsMeta", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("progressToken", &self.progress_token)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -1356,33 +1224,20 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcRequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { progress_token: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for JsonrpcRequestParamsMeta {
@@ -1441,54 +1296,25 @@ If present, there may be more results available.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListPromptsResult",
                 ::std::option::Option::None,
+                &["_meta", "nextCursor", "prompts"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "nextCursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "prompts" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -1496,8 +1322,8 @@ If present, there may be more results available.*/
                 );
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                next_cursor: field1.unwrap_or_default(),
+                meta: field0.0,
+                next_cursor: field1.0,
                 prompts: field2,
                 extra: rest,
             })
@@ -1556,43 +1382,20 @@ structure or access specific locations that the client has permission to read fr
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListRootsRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListRootsRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -1601,7 +1404,7 @@ structure or access specific locations that the client has permission to read fr
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -1651,35 +1454,22 @@ structure or access specific locations that the client has permission to read fr
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ListRootsRequestParamsMeta>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsRequestParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -1703,13 +1493,22 @@ structure or access specific locations that the client has permission to read fr
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.progress_token.is_some());
-            let mut state = serializer
-                .serialize_struct("ListRootsRequestParamsMeta", len)?;
-            if self.progress_token.is_some() {
-                state.serialize_field("progressToken", &self.progress_token)?;
-            } else {
-                state.skip_field("progressToken")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.progress_token, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListRootsRequestParamsMeta", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("progressToken", &self.progress_token)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -1718,33 +1517,20 @@ structure or access specific locations that the client has permission to read fr
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsRequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { progress_token: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParamsMeta {
@@ -1799,43 +1585,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsResult",
                 ::std::option::Option::None,
+                &["_meta", "roots"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "roots" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(
@@ -1843,7 +1608,7 @@ or file that the server can operate on.*/
                 );
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 roots: field1,
                 extra: rest,
             })
@@ -1896,43 +1661,20 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<PingRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<PingRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PingRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -1941,7 +1683,7 @@ or file that the server can operate on.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -1991,35 +1733,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<PingRequestParamsMeta>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PingRequestParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -2043,12 +1772,22 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.progress_token.is_some());
-            let mut state = serializer.serialize_struct("PingRequestParamsMeta", len)?;
-            if self.progress_token.is_some() {
-                state.serialize_field("progressToken", &self.progress_token)?;
-            } else {
-                state.skip_field("progressToken")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.progress_token, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("PingRequestParamsMeta", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("progressToken", &self.progress_token)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -2057,33 +1796,20 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PingRequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { progress_token: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for PingRequestParamsMeta {
@@ -2109,20 +1835,36 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.arguments.is_some())
-                + usize::from(self.description.is_some());
-            let mut state = serializer.serialize_struct("Prompt", len)?;
-            if self.arguments.is_some() {
-                state.serialize_field("arguments", &self.arguments)?;
-            } else {
-                state.skip_field("arguments")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Prompt", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("arguments", &self.arguments)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2130,58 +1872,29 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<PromptArgument>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Prompt",
                 ::std::option::Option::Some(&["arguments", "description", "name"]),
+                &["arguments", "description", "name"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "arguments" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                arguments: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                arguments: field0.0,
+                description: field1.0,
                 name: field2,
             })
         }
@@ -2209,19 +1922,35 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.description.is_some())
-                + usize::from(self.required.is_some());
-            let mut state = serializer.serialize_struct("PromptArgument", len)?;
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.required, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("PromptArgument", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
-            if self.required.is_some() {
-                state.serialize_field("required", &self.required)?;
-            } else {
-                state.skip_field("required")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.required, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("required", &self.required)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -2230,59 +1959,30 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptArgument",
                 ::std::option::Option::Some(&["description", "name", "required"]),
+                &["description", "name", "required"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "required" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                description: field0.unwrap_or_default(),
+                description: field0.0,
                 name: field1,
-                required: field2.unwrap_or_default(),
+                required: field2.0,
             })
         }
     }
@@ -2306,10 +2006,21 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer.serialize_struct("PromptReference", len)?;
-            state.serialize_field("name", &self.name)?;
-            state.serialize_field("type", &self.type_)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer.serialize_struct("PromptReference", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2317,40 +2028,17 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<PromptReferenceType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptReference",
                 ::std::option::Option::Some(&["name", "type"]),
+                &["name", "type"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -2414,43 +2102,24 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::vec::Vec<ReadResourceResultContentsItem>,
+            > = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ReadResourceResult",
                 ::std::option::Option::None,
+                &["contents", "_meta"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "contents" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -2459,7 +2128,7 @@ or file that the server can operate on.*/
             };
             ::std::result::Result::Ok(Self {
                 contents: field0,
-                meta: field1.unwrap_or_default(),
+                meta: field1.0,
                 extra: rest,
             })
         }
@@ -2584,13 +2253,25 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("Request", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Request", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -2599,40 +2280,19 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<RequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Request",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -2641,7 +2301,7 @@ or file that the server can operate on.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -2690,35 +2350,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<RequestParamsMeta>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RequestParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -2742,12 +2389,20 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.progress_token.is_some());
-            let mut state = serializer.serialize_struct("RequestParamsMeta", len)?;
-            if self.progress_token.is_some() {
-                state.serialize_field("progressToken", &self.progress_token)?;
-            } else {
-                state.skip_field("progressToken")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.progress_token, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("RequestParamsMeta", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("progressToken", &self.progress_token)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -2756,33 +2411,20 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { progress_token: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
@@ -2806,14 +2448,26 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("ResourceContents", len)?;
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.mime_type, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("ResourceContents", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2821,46 +2475,25 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceContents",
                 ::std::option::Option::Some(&["mimeType", "uri"]),
+                &["mimeType", "uri"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                mime_type: field0.unwrap_or_default(),
+                mime_type: field0.0,
                 uri: field1,
             })
         }
@@ -2885,10 +2518,21 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer.serialize_struct("ResourceReference", len)?;
-            state.serialize_field("type", &self.type_)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer.serialize_struct("ResourceReference", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2896,40 +2540,17 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ResourceReferenceType> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceReference",
                 ::std::option::Option::Some(&["type", "uri"]),
+                &["type", "uri"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
@@ -2996,14 +2617,26 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.name.is_some());
-            let mut state = serializer.serialize_struct("Root", len)?;
-            if self.name.is_some() {
-                state.serialize_field("name", &self.name)?;
-            } else {
-                state.skip_field("name")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.name, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Root", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("name", &self.name)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3011,46 +2644,25 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Root",
                 ::std::option::Option::Some(&["name", "uri"]),
+                &["name", "uri"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                name: field0.unwrap_or_default(),
+                name: field0.0,
                 uri: field1,
             })
         }
@@ -3078,15 +2690,33 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("TextResourceContents", len)?;
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.mime_type, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("TextResourceContents", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("text", &self.text)?;
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("text", &self.text)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3094,51 +2724,20 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TextResourceContents",
                 ::std::option::Option::Some(&["mimeType", "text", "uri"]),
+                &["mimeType", "text", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "text" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -3147,7 +2746,7 @@ other URI schemes.*/
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                mime_type: field0.unwrap_or_default(),
+                mime_type: field0.0,
                 text: field1,
                 uri: field2,
             })
@@ -3215,43 +2814,18 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CallToolRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<CallToolRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CallToolRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -3291,14 +2865,28 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.arguments.is_some());
-            let mut state = serializer.serialize_struct("CallToolRequestParams", len)?;
-            if self.arguments.is_some() {
-                state.serialize_field("arguments", &self.arguments)?;
-            } else {
-                state.skip_field("arguments")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.arguments, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("CallToolRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("arguments", &self.arguments)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3306,46 +2894,27 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CallToolRequestParams",
                 ::std::option::Option::Some(&["arguments", "name"]),
+                &["arguments", "name"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "arguments" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                arguments: field0.unwrap_or_default(),
+                arguments: field0.0,
                 name: field1,
             })
         }
@@ -3401,43 +2970,18 @@ A client MUST NOT attempt to cancel its `initialize` request.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CancelledNotificationMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<CancelledNotificationParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CancelledNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -3479,15 +3023,28 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.reason.is_some());
-            let mut state = serializer
-                .serialize_struct("CancelledNotificationParams", len)?;
-            if self.reason.is_some() {
-                state.serialize_field("reason", &self.reason)?;
-            } else {
-                state.skip_field("reason")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.reason, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("CancelledNotificationParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.reason, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("reason", &self.reason)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("requestId", &self.request_id)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestId", &self.request_id)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3495,40 +3052,19 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CancelledNotificationParams",
                 ::std::option::Option::Some(&["reason", "requestId"]),
+                &["reason", "requestId"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "reason" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "requestId" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(
@@ -3536,7 +3072,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
                 );
             };
             ::std::result::Result::Ok(Self {
-                reason: field0.unwrap_or_default(),
+                reason: field0.0,
                 request_id: field1,
             })
         }
@@ -3586,43 +3122,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<GetPromptRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<GetPromptRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct GetPromptRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -3664,14 +3175,28 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.arguments.is_some());
-            let mut state = serializer.serialize_struct("GetPromptRequestParams", len)?;
-            if self.arguments.is_some() {
-                state.serialize_field("arguments", &self.arguments)?;
-            } else {
-                state.skip_field("arguments")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.arguments, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("GetPromptRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("arguments", &self.arguments)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3679,46 +3204,30 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::std::string::String,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct GetPromptRequestParams",
                 ::std::option::Option::Some(&["arguments", "name"]),
+                &["arguments", "name"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "arguments" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                arguments: field0.unwrap_or_default(),
+                arguments: field0.0,
                 name: field1,
             })
         }
@@ -3770,43 +3279,20 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<InitializedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<InitializedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct InitializedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -3815,7 +3301,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -3868,35 +3354,24 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct InitializedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -3921,11 +3396,25 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize;
-            let mut state = serializer.serialize_struct("JsonrpcError", len)?;
-            state.serialize_field("error", &self.error)?;
-            state.serialize_field("id", &self.id)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
+            let len = crate::support::present(3usize, &[]);
+            let mut state = match serializer.serialize_struct("JsonrpcError", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("error", &self.error)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3933,51 +3422,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<JsonrpcErrorError> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcError",
                 ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+                &["error", "id", "jsonrpc"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "error" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4022,15 +3478,31 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.data.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcErrorError", len)?;
-            state.serialize_field("code", &self.code)?;
-            if self.data.is_some() {
-                state.serialize_field("data", &self.data)?;
-            } else {
-                state.skip_field("data")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcErrorError", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("code", &self.code)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("message", &self.message)?;
+            if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("data", &self.data)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("message", &self.message)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -4038,51 +3510,20 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<i64> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::serde_json::Value>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcErrorError",
                 ::std::option::Option::Some(&["code", "data", "message"]),
+                &["code", "data", "message"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "code" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "message" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -4094,7 +3535,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
             };
             ::std::result::Result::Ok(Self {
                 code: field0,
-                data: field1.unwrap_or_default(),
+                data: field1.0,
                 message: field2,
             })
         }
@@ -4119,14 +3560,31 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcNotification", len)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcNotification", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4135,51 +3593,20 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<JsonrpcNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcNotification",
                 ::std::option::Option::Some(&["jsonrpc", "method", "params"]),
+                &["jsonrpc", "method", "params"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4194,7 +3621,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
             ::std::result::Result::Ok(Self {
                 jsonrpc: field0,
                 method: field1,
-                params: field2.unwrap_or_default(),
+                params: field2.0,
             })
         }
     }
@@ -4246,35 +3673,24 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -4299,11 +3715,25 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize;
-            let mut state = serializer.serialize_struct("JsonrpcResponse", len)?;
-            state.serialize_field("id", &self.id)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("result", &self.result)?;
+            let len = crate::support::present(3usize, &[]);
+            let mut state = match serializer.serialize_struct("JsonrpcResponse", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("result", &self.result)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -4311,51 +3741,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<BaseResult> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcResponse",
                 ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+                &["id", "jsonrpc", "result"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "result" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -4424,43 +3821,20 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListPromptsRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListPromptsRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListPromptsRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4469,7 +3843,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -4494,13 +3868,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer
-                .serialize_struct("ListPromptsRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListPromptsRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4509,33 +3892,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListPromptsRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListPromptsRequestParams {
@@ -4585,43 +3955,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListResourceTemplatesRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListResourceTemplatesRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListResourceTemplatesRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4630,7 +3977,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -4655,13 +4002,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer
-                .serialize_struct("ListResourceTemplatesRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListResourceTemplatesRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4670,33 +4026,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListResourceTemplatesRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequestParams {
@@ -4746,43 +4089,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListResourcesRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListResourcesRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListResourcesRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4791,7 +4111,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -4816,13 +4136,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer
-                .serialize_struct("ListResourcesRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListResourcesRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4831,33 +4160,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListResourcesRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListResourcesRequestParams {
@@ -4907,43 +4223,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListToolsRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListToolsRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListToolsRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4952,7 +4245,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -4977,12 +4270,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer.serialize_struct("ListToolsRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListToolsRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4991,33 +4294,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListToolsRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListToolsRequestParams {
@@ -5065,43 +4355,18 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<LoggingMessageNotificationMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<LoggingMessageNotificationParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct LoggingMessageNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5143,15 +4408,32 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.logger.is_some());
-            let mut state = serializer
-                .serialize_struct("LoggingMessageNotificationParams", len)?;
-            state.serialize_field("data", &self.data)?;
-            state.serialize_field("level", &self.level)?;
-            if self.logger.is_some() {
-                state.serialize_field("logger", &self.logger)?;
-            } else {
-                state.skip_field("logger")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.logger, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("LoggingMessageNotificationParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("level", &self.level)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.logger, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("logger", &self.logger)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -5160,51 +4442,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct LoggingMessageNotificationParams",
                 ::std::option::Option::Some(&["data", "level", "logger"]),
+                &["data", "level", "logger"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "level" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "logger" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -5217,7 +4468,7 @@ If provided, the server should return results starting after this cursor.*/
             ::std::result::Result::Ok(Self {
                 data: field0,
                 level: field1,
-                logger: field2.unwrap_or_default(),
+                logger: field2.0,
             })
         }
     }
@@ -5240,13 +4491,25 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("Notification", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Notification", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -5255,40 +4518,19 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<NotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Notification",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5297,7 +4539,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -5349,35 +4591,24 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct NotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -5401,13 +4632,25 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("PaginatedRequest", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("PaginatedRequest", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -5416,40 +4659,19 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<PaginatedRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PaginatedRequest",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5458,7 +4680,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -5482,12 +4704,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer.serialize_struct("PaginatedRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("PaginatedRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -5496,33 +4728,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PaginatedRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
@@ -5572,43 +4791,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<PromptListChangedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<PromptListChangedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptListChangedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5617,7 +4813,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -5670,35 +4866,24 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptListChangedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -5748,43 +4933,18 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ReadResourceRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<ReadResourceRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ReadResourceRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5822,10 +4982,18 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer
-                .serialize_struct("ReadResourceRequestParams", len)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("ReadResourceRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -5833,29 +5001,16 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ReadResourceRequestParams",
                 ::std::option::Option::Some(&["uri"]),
+                &["uri"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
@@ -5910,43 +5065,22 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ResourceListChangedNotificationMethod,
+            > = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ResourceListChangedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceListChangedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5955,7 +5089,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -6008,35 +5142,24 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceListChangedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -6086,43 +5209,18 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ResourceUpdatedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<ResourceUpdatedNotificationParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceUpdatedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6160,10 +5258,18 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer
-                .serialize_struct("ResourceUpdatedNotificationParams", len)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("ResourceUpdatedNotificationParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -6171,29 +5277,16 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceUpdatedNotificationParams",
                 ::std::option::Option::Some(&["uri"]),
+                &["uri"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
@@ -6250,43 +5343,20 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<RootsListChangedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<RootsListChangedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RootsListChangedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6295,7 +5365,7 @@ The server should then request an updated list of roots using the ListRootsReque
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -6348,35 +5418,24 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RootsListChangedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -6426,43 +5485,18 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<SetLevelRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<SetLevelRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct SetLevelRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6500,9 +5534,18 @@ The server should then request an updated list of roots using the ListRootsReque
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer.serialize_struct("SetLevelRequestParams", len)?;
-            state.serialize_field("level", &self.level)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("SetLevelRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("level", &self.level)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -6510,29 +5553,16 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct SetLevelRequestParams",
                 ::std::option::Option::Some(&["level"]),
+                &["level"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "level" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6587,43 +5617,18 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<SubscribeRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<SubscribeRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct SubscribeRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6661,9 +5666,18 @@ The server should then request an updated list of roots using the ListRootsReque
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer.serialize_struct("SubscribeRequestParams", len)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("SubscribeRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -6671,29 +5685,16 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct SubscribeRequestParams",
                 ::std::option::Option::Some(&["uri"]),
+                &["uri"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
@@ -6757,61 +5758,35 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<ToolInputSchemaType> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolInputSchema",
                 ::std::option::Option::None,
+                &["properties", "required", "type"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "properties" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "required" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                properties: field0.unwrap_or_default(),
-                required: field1.unwrap_or_default(),
+                properties: field0.0,
+                required: field1.0,
                 type_: field2,
                 extra: rest,
             })
@@ -6864,43 +5839,20 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ToolListChangedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ToolListChangedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolListChangedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6909,7 +5861,7 @@ The server should then request an updated list of roots using the ListRootsReque
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -6962,35 +5914,24 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolListChangedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -7040,43 +5981,18 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<UnsubscribeRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<UnsubscribeRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UnsubscribeRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -7114,10 +6030,18 @@ The server should then request an updated list of roots using the ListRootsReque
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer
-                .serialize_struct("UnsubscribeRequestParams", len)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("UnsubscribeRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -7125,29 +6049,16 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UnsubscribeRequestParams",
                 ::std::option::Option::Some(&["uri"]),
+                &["uri"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
@@ -7220,35 +6131,24 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BaseResult",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -7272,12 +6172,22 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.list_changed.is_some());
-            let mut state = serializer.serialize_struct("ClientCapabilitiesRoots", len)?;
-            if self.list_changed.is_some() {
-                state.serialize_field("listChanged", &self.list_changed)?;
-            } else {
-                state.skip_field("listChanged")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.list_changed, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ClientCapabilitiesRoots", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.list_changed, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("listChanged", &self.list_changed)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -7286,33 +6196,20 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ClientCapabilitiesRoots",
                 ::std::option::Option::Some(&["listChanged"]),
+                &["listChanged"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "listChanged" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                list_changed: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { list_changed: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesRoots {
@@ -7365,43 +6262,22 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CompleteResultCompletion> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteResult",
                 ::std::option::Option::None,
+                &["completion", "_meta"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "completion" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -7410,7 +6286,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
             };
             ::std::result::Result::Ok(Self {
                 completion: field0,
-                meta: field1.unwrap_or_default(),
+                meta: field1.0,
                 extra: rest,
             })
         }
@@ -7573,47 +6449,28 @@ If present, there may be more results available.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PaginatedResult",
                 ::std::option::Option::None,
+                &["_meta", "nextCursor"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "nextCursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                next_cursor: field1.unwrap_or_default(),
+                meta: field0.0,
+                next_cursor: field1.0,
                 extra: rest,
             })
         }
@@ -7907,11 +6764,23 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("CompleteRequestParamsArgument", len)?;
-            state.serialize_field("name", &self.name)?;
-            state.serialize_field("value", &self.value)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("CompleteRequestParamsArgument", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("value", &self.value)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -7919,40 +6788,17 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteRequestParamsArgument",
                 ::std::option::Option::Some(&["name", "value"]),
+                &["name", "value"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "value" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -7991,21 +6837,38 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.has_more.is_some())
-                + usize::from(self.total.is_some());
-            let mut state = serializer
-                .serialize_struct("CompleteResultCompletion", len)?;
-            if self.has_more.is_some() {
-                state.serialize_field("hasMore", &self.has_more)?;
-            } else {
-                state.skip_field("hasMore")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.has_more, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.total, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("CompleteResultCompletion", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.has_more, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("hasMore", &self.has_more)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.total.is_some() {
-                state.serialize_field("total", &self.total)?;
-            } else {
-                state.skip_field("total")?;
+            if ::std::matches!(self.total, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("total", &self.total)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("values", &self.values)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("values", &self.values)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -8013,51 +6876,24 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field2: ::std::option::Option<
+                ::std::vec::Vec<::std::string::String>,
+            > = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteResultCompletion",
                 ::std::option::Option::Some(&["hasMore", "total", "values"]),
+                &["hasMore", "total", "values"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "hasMore" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "total" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "values" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -8065,8 +6901,8 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
                 );
             };
             ::std::result::Result::Ok(Self {
-                has_more: field0.unwrap_or_default(),
-                total: field1.unwrap_or_default(),
+                has_more: field0.0,
+                total: field1.0,
                 values: field2,
             })
         }
@@ -8704,12 +7540,20 @@ The client MAY also map the string to a different provider's model name or a dif
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.name.is_some());
-            let mut state = serializer.serialize_struct("ModelHint", len)?;
-            if self.name.is_some() {
-                state.serialize_field("name", &self.name)?;
-            } else {
-                state.skip_field("name")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.name, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("ModelHint", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("name", &self.name)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -8718,33 +7562,20 @@ The client MAY also map the string to a different provider's model name or a dif
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ModelHint",
                 ::std::option::Option::Some(&["name"]),
+                &["name"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                name: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { name: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ModelHint {
@@ -8794,34 +7625,50 @@ the most important factor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cost_priority.is_some())
-                + usize::from(self.hints.is_some())
-                + usize::from(self.intelligence_priority.is_some())
-                + usize::from(self.speed_priority.is_some());
-            let mut state = serializer.serialize_struct("ModelPreferences", len)?;
-            if self.cost_priority.is_some() {
-                state.serialize_field("costPriority", &self.cost_priority)?;
-            } else {
-                state.skip_field("costPriority")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.cost_priority, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.hints, ::std::option::Option::Some(_)),
+                    ::std::matches!(
+                        self.intelligence_priority, ::std::option::Option::Some(_)
+                    ),
+                    ::std::matches!(self.speed_priority, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ModelPreferences", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cost_priority, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("costPriority", &self.cost_priority)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.hints.is_some() {
-                state.serialize_field("hints", &self.hints)?;
-            } else {
-                state.skip_field("hints")?;
+            if ::std::matches!(self.hints, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("hints", &self.hints)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.intelligence_priority.is_some() {
-                state
-                    .serialize_field(
-                        "intelligencePriority",
-                        &self.intelligence_priority,
-                    )?;
-            } else {
-                state.skip_field("intelligencePriority")?;
+            if ::std::matches!(
+                self.intelligence_priority, ::std::option::Option::Some(_)
+            ) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("intelligencePriority", &self.intelligence_priority)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.speed_priority.is_some() {
-                state.serialize_field("speedPriority", &self.speed_priority)?;
-            } else {
-                state.skip_field("speedPriority")?;
+            if ::std::matches!(self.speed_priority, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("speedPriority", &self.speed_priority)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -8830,70 +7677,35 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<ModelHint>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ModelPreferences",
                 ::std::option::Option::Some(
                     &["costPriority", "hints", "intelligencePriority", "speedPriority"],
                 ),
+                &["costPriority", "hints", "intelligencePriority", "speedPriority"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "costPriority" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "hints" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "intelligencePriority" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "speedPriority" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                cost_priority: field0.unwrap_or_default(),
-                hints: field1.unwrap_or_default(),
-                intelligence_priority: field2.unwrap_or_default(),
-                speed_priority: field3.unwrap_or_default(),
+                cost_priority: field0.0,
+                hints: field1.0,
+                intelligence_priority: field2.0,
+                speed_priority: field3.0,
             })
         }
     }
@@ -9285,13 +8097,22 @@ the most important factor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.list_changed.is_some());
-            let mut state = serializer
-                .serialize_struct("ServerCapabilitiesPrompts", len)?;
-            if self.list_changed.is_some() {
-                state.serialize_field("listChanged", &self.list_changed)?;
-            } else {
-                state.skip_field("listChanged")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.list_changed, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ServerCapabilitiesPrompts", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.list_changed, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("listChanged", &self.list_changed)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -9300,33 +8121,20 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ServerCapabilitiesPrompts",
                 ::std::option::Option::Some(&["listChanged"]),
+                &["listChanged"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "listChanged" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                list_changed: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { list_changed: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesPrompts {
@@ -9350,19 +8158,32 @@ the most important factor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.list_changed.is_some())
-                + usize::from(self.subscribe.is_some());
-            let mut state = serializer
-                .serialize_struct("ServerCapabilitiesResources", len)?;
-            if self.list_changed.is_some() {
-                state.serialize_field("listChanged", &self.list_changed)?;
-            } else {
-                state.skip_field("listChanged")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.list_changed, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.subscribe, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ServerCapabilitiesResources", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.list_changed, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("listChanged", &self.list_changed)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.subscribe.is_some() {
-                state.serialize_field("subscribe", &self.subscribe)?;
-            } else {
-                state.skip_field("subscribe")?;
+            if ::std::matches!(self.subscribe, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("subscribe", &self.subscribe)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -9371,44 +8192,25 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ServerCapabilitiesResources",
                 ::std::option::Option::Some(&["listChanged", "subscribe"]),
+                &["listChanged", "subscribe"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "listChanged" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "subscribe" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                list_changed: field0.unwrap_or_default(),
-                subscribe: field1.unwrap_or_default(),
+                list_changed: field0.0,
+                subscribe: field1.0,
             })
         }
     }
@@ -9431,12 +8233,22 @@ the most important factor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.list_changed.is_some());
-            let mut state = serializer.serialize_struct("ServerCapabilitiesTools", len)?;
-            if self.list_changed.is_some() {
-                state.serialize_field("listChanged", &self.list_changed)?;
-            } else {
-                state.skip_field("listChanged")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.list_changed, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ServerCapabilitiesTools", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.list_changed, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("listChanged", &self.list_changed)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -9445,33 +8257,20 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ServerCapabilitiesTools",
                 ::std::option::Option::Some(&["listChanged"]),
+                &["listChanged"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "listChanged" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                list_changed: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { list_changed: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesTools {
@@ -9745,43 +8544,18 @@ pub mod v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ProgressNotificationMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<ProgressNotificationParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ProgressNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -9825,21 +8599,42 @@ pub mod v2025_03_26__v2025_06_18 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.message.is_some())
-                + usize::from(self.total.is_some());
-            let mut state = serializer
-                .serialize_struct("ProgressNotificationParams", len)?;
-            if self.message.is_some() {
-                state.serialize_field("message", &self.message)?;
-            } else {
-                state.skip_field("message")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.message, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.total, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ProgressNotificationParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.message, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("message", &self.message)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("progress", &self.progress)?;
-            state.serialize_field("progressToken", &self.progress_token)?;
-            if self.total.is_some() {
-                state.serialize_field("total", &self.total)?;
-            } else {
-                state.skip_field("total")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("progress", &self.progress)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("progressToken", &self.progress_token)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.total, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("total", &self.total)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -9848,64 +8643,25 @@ pub mod v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<ProgressToken> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ProgressNotificationParams",
                 ::std::option::Option::Some(
                     &["message", "progress", "progressToken", "total"],
                 ),
+                &["message", "progress", "progressToken", "total"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "message" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "progress" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "total" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(
@@ -9918,10 +8674,10 @@ pub mod v2025_03_26__v2025_06_18 {
                 );
             };
             ::std::result::Result::Ok(Self {
-                message: field0.unwrap_or_default(),
+                message: field0.0,
                 progress: field1,
                 progress_token: field2,
-                total: field3.unwrap_or_default(),
+                total: field3.0,
             })
         }
     }
@@ -9960,42 +8716,63 @@ pub mod v2025_03_26__v2025_06_18 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.completions.is_some())
-                + usize::from(self.experimental.is_some())
-                + usize::from(self.logging.is_some())
-                + usize::from(self.prompts.is_some())
-                + usize::from(self.resources.is_some())
-                + usize::from(self.tools.is_some());
-            let mut state = serializer.serialize_struct("ServerCapabilities", len)?;
-            if self.completions.is_some() {
-                state.serialize_field("completions", &self.completions)?;
-            } else {
-                state.skip_field("completions")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.completions, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.logging, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.prompts, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.resources, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ServerCapabilities", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.completions, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("completions", &self.completions)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.experimental.is_some() {
-                state.serialize_field("experimental", &self.experimental)?;
-            } else {
-                state.skip_field("experimental")?;
+            if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("experimental", &self.experimental)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.logging.is_some() {
-                state.serialize_field("logging", &self.logging)?;
-            } else {
-                state.skip_field("logging")?;
+            if ::std::matches!(self.logging, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("logging", &self.logging)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.prompts.is_some() {
-                state.serialize_field("prompts", &self.prompts)?;
-            } else {
-                state.skip_field("prompts")?;
+            if ::std::matches!(self.prompts, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("prompts", &self.prompts)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.resources.is_some() {
-                state.serialize_field("resources", &self.resources)?;
-            } else {
-                state.skip_field("resources")?;
+            if ::std::matches!(self.resources, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("resources", &self.resources)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.tools.is_some() {
-                state.serialize_field("tools", &self.tools)?;
-            } else {
-                state.skip_field("tools")?;
+            if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("tools", &self.tools)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -10004,7 +8781,34 @@ pub mod v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: crate::support::Member<
+                ::std::option::Option<ServerCapabilitiesPrompts>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: crate::support::Member<
+                ::std::option::Option<ServerCapabilitiesResources>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field5: crate::support::Member<
+                ::std::option::Option<ServerCapabilitiesTools>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ServerCapabilities",
                 ::std::option::Option::Some(
@@ -10017,88 +8821,33 @@ pub mod v2025_03_26__v2025_06_18 {
                         "tools",
                     ],
                 ),
+                &[
+                    "completions",
+                    "experimental",
+                    "logging",
+                    "prompts",
+                    "resources",
+                    "tools",
+                ],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "completions" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "experimental" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "logging" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "prompts" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "resources" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "tools" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                completions: field0.unwrap_or_default(),
-                experimental: field1.unwrap_or_default(),
-                logging: field2.unwrap_or_default(),
-                prompts: field3.unwrap_or_default(),
-                resources: field4.unwrap_or_default(),
-                tools: field5.unwrap_or_default(),
+                completions: field0.0,
+                experimental: field1.0,
+                logging: field2.0,
+                prompts: field3.0,
+                resources: field4.0,
+                tools: field5.0,
             })
         }
     }
@@ -10372,36 +9121,60 @@ Default: false*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.destructive_hint.is_some())
-                + usize::from(self.idempotent_hint.is_some())
-                + usize::from(self.open_world_hint.is_some())
-                + usize::from(self.read_only_hint.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("ToolAnnotations", len)?;
-            if self.destructive_hint.is_some() {
-                state.serialize_field("destructiveHint", &self.destructive_hint)?;
-            } else {
-                state.skip_field("destructiveHint")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(
+                        self.destructive_hint, ::std::option::Option::Some(_)
+                    ),
+                    ::std::matches!(
+                        self.idempotent_hint, ::std::option::Option::Some(_)
+                    ),
+                    ::std::matches!(
+                        self.open_world_hint, ::std::option::Option::Some(_)
+                    ),
+                    ::std::matches!(self.read_only_hint, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ToolAnnotations", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.destructive_hint, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("destructiveHint", &self.destructive_hint)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.idempotent_hint.is_some() {
-                state.serialize_field("idempotentHint", &self.idempotent_hint)?;
-            } else {
-                state.skip_field("idempotentHint")?;
+            if ::std::matches!(self.idempotent_hint, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("idempotentHint", &self.idempotent_hint)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.open_world_hint.is_some() {
-                state.serialize_field("openWorldHint", &self.open_world_hint)?;
-            } else {
-                state.skip_field("openWorldHint")?;
+            if ::std::matches!(self.open_world_hint, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("openWorldHint", &self.open_world_hint)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.read_only_hint.is_some() {
-                state.serialize_field("readOnlyHint", &self.read_only_hint)?;
-            } else {
-                state.skip_field("readOnlyHint")?;
+            if ::std::matches!(self.read_only_hint, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("readOnlyHint", &self.read_only_hint)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -10410,7 +9183,22 @@ Default: false*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field2: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field3: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field4: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolAnnotations",
                 ::std::option::Option::Some(
@@ -10422,76 +9210,24 @@ Default: false*/
                         "title",
                     ],
                 ),
+                &[
+                    "destructiveHint",
+                    "idempotentHint",
+                    "openWorldHint",
+                    "readOnlyHint",
+                    "title",
+                ],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "destructiveHint" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "idempotentHint" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "openWorldHint" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "readOnlyHint" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                destructive_hint: field0.unwrap_or_default(),
-                idempotent_hint: field1.unwrap_or_default(),
-                open_world_hint: field2.unwrap_or_default(),
-                read_only_hint: field3.unwrap_or_default(),
-                title: field4.unwrap_or_default(),
+                destructive_hint: field0.0,
+                idempotent_hint: field1.0,
+                open_world_hint: field2.0,
+                read_only_hint: field3.0,
+                title: field4.0,
             })
         }
     }
@@ -10532,22 +9268,46 @@ pub mod v2025_06_18__v2025_11_25 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize + usize::from(self.annotations.is_some())
-                + usize::from(self.meta.is_some());
-            let mut state = serializer.serialize_struct("AudioContent", len)?;
-            if self.annotations.is_some() {
-                state.serialize_field("annotations", &self.annotations)?;
-            } else {
-                state.skip_field("annotations")?;
+            let len = crate::support::present(
+                3usize,
+                &[
+                    ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("AudioContent", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("annotations", &self.annotations)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("data", &self.data)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("mimeType", &self.mime_type)?;
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -10555,75 +9315,28 @@ pub mod v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field4: ::std::option::Option<AudioContentType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct AudioContent",
                 ::std::option::Option::Some(
                     &["annotations", "data", "_meta", "mimeType", "type"],
                 ),
+                &["annotations", "data", "_meta", "mimeType", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "annotations" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -10637,9 +9350,9 @@ pub mod v2025_06_18__v2025_11_25 {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                annotations: field0.unwrap_or_default(),
+                annotations: field0.0,
                 data: field1,
-                meta: field2.unwrap_or_default(),
+                meta: field2.0,
                 mime_type: field3,
                 type_: field4,
             })
@@ -10672,21 +9385,43 @@ pub mod v2025_06_18__v2025_11_25 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.meta.is_some())
-                + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
-            state.serialize_field("blob", &self.blob)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("BlobResourceContents", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("blob", &self.blob)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -10694,62 +9429,25 @@ pub mod v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BlobResourceContents",
                 ::std::option::Option::Some(&["blob", "_meta", "mimeType", "uri"]),
+                &["blob", "_meta", "mimeType", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "blob" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("blob"));
@@ -10759,8 +9457,8 @@ pub mod v2025_06_18__v2025_11_25 {
             };
             ::std::result::Result::Ok(Self {
                 blob: field0,
-                meta: field1.unwrap_or_default(),
-                mime_type: field2.unwrap_or_default(),
+                meta: field1.0,
+                mime_type: field2.0,
                 uri: field3,
             })
         }
@@ -10793,21 +9491,41 @@ of the LLM and/or the user.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.annotations.is_some())
-                + usize::from(self.meta.is_some());
-            let mut state = serializer.serialize_struct("EmbeddedResource", len)?;
-            if self.annotations.is_some() {
-                state.serialize_field("annotations", &self.annotations)?;
-            } else {
-                state.skip_field("annotations")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("EmbeddedResource", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("annotations", &self.annotations)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("resource", &self.resource)?;
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("resource", &self.resource)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -10815,64 +9533,27 @@ of the LLM and/or the user.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<EmbeddedResourceResource> = ::std::option::Option::None;
+            let mut field3: ::std::option::Option<EmbeddedResourceType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct EmbeddedResource",
                 ::std::option::Option::Some(
                     &["annotations", "_meta", "resource", "type"],
                 ),
+                &["annotations", "_meta", "resource", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "annotations" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "resource" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -10883,8 +9564,8 @@ of the LLM and/or the user.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                annotations: field0.unwrap_or_default(),
-                meta: field1.unwrap_or_default(),
+                annotations: field0.0,
+                meta: field1.0,
                 resource: field2,
                 type_: field3,
             })
@@ -11019,22 +9700,46 @@ of the LLM and/or the user.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize + usize::from(self.annotations.is_some())
-                + usize::from(self.meta.is_some());
-            let mut state = serializer.serialize_struct("ImageContent", len)?;
-            if self.annotations.is_some() {
-                state.serialize_field("annotations", &self.annotations)?;
-            } else {
-                state.skip_field("annotations")?;
+            let len = crate::support::present(
+                3usize,
+                &[
+                    ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ImageContent", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("annotations", &self.annotations)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("data", &self.data)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("mimeType", &self.mime_type)?;
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -11042,75 +9747,28 @@ of the LLM and/or the user.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field4: ::std::option::Option<ImageContentType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ImageContent",
                 ::std::option::Option::Some(
                     &["annotations", "data", "_meta", "mimeType", "type"],
                 ),
+                &["annotations", "data", "_meta", "mimeType", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "annotations" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -11124,9 +9782,9 @@ of the LLM and/or the user.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                annotations: field0.unwrap_or_default(),
+                annotations: field0.0,
                 data: field1,
-                meta: field2.unwrap_or_default(),
+                meta: field2.0,
                 mime_type: field3,
                 type_: field4,
             })
@@ -11184,43 +9842,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsResult",
                 ::std::option::Option::None,
+                &["_meta", "roots"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "roots" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(
@@ -11228,7 +9865,7 @@ or file that the server can operate on.*/
                 );
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 roots: field1,
                 extra: rest,
             })
@@ -11284,43 +9921,24 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::vec::Vec<ReadResourceResultContentsItem>,
+            > = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ReadResourceResult",
                 ::std::option::Option::None,
+                &["contents", "_meta"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "contents" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -11329,7 +9947,7 @@ or file that the server can operate on.*/
             };
             ::std::result::Result::Ok(Self {
                 contents: field0,
-                meta: field1.unwrap_or_default(),
+                meta: field1.0,
                 extra: rest,
             })
         }
@@ -11481,35 +10099,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RequestParamsMeta",
                 ::std::option::Option::None,
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
+                progress_token: field0.0,
                 extra: rest,
             })
         }
@@ -11539,20 +10144,36 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.meta.is_some())
-                + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("ResourceContents", len)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ResourceContents", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -11560,58 +10181,31 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceContents",
                 ::std::option::Option::Some(&["_meta", "mimeType", "uri"]),
+                &["_meta", "mimeType", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                mime_type: field1.unwrap_or_default(),
+                meta: field0.0,
+                mime_type: field1.0,
                 uri: field2,
             })
         }
@@ -11645,20 +10239,36 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.meta.is_some())
-                + usize::from(self.name.is_some());
-            let mut state = serializer.serialize_struct("Root", len)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.name, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Root", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.name.is_some() {
-                state.serialize_field("name", &self.name)?;
-            } else {
-                state.skip_field("name")?;
+            if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("name", &self.name)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -11666,58 +10276,31 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Root",
                 ::std::option::Option::Some(&["_meta", "name", "uri"]),
+                &["_meta", "name", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                name: field1.unwrap_or_default(),
+                meta: field0.0,
+                name: field1.0,
                 uri: field2,
             })
         }
@@ -11748,21 +10331,41 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.annotations.is_some())
-                + usize::from(self.meta.is_some());
-            let mut state = serializer.serialize_struct("TextContent", len)?;
-            if self.annotations.is_some() {
-                state.serialize_field("annotations", &self.annotations)?;
-            } else {
-                state.skip_field("annotations")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("TextContent", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("annotations", &self.annotations)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("text", &self.text)?;
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("text", &self.text)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -11770,62 +10373,25 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: ::std::option::Option<TextContentType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TextContent",
                 ::std::option::Option::Some(&["annotations", "_meta", "text", "type"]),
+                &["annotations", "_meta", "text", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "annotations" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "text" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -11834,8 +10400,8 @@ other URI schemes.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                annotations: field0.unwrap_or_default(),
-                meta: field1.unwrap_or_default(),
+                annotations: field0.0,
+                meta: field1.0,
                 text: field2,
                 type_: field3,
             })
@@ -11868,21 +10434,43 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.meta.is_some())
-                + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("TextResourceContents", len)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("TextResourceContents", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("text", &self.text)?;
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("text", &self.text)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -11890,62 +10478,25 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TextResourceContents",
                 ::std::option::Option::Some(&["_meta", "mimeType", "text", "uri"]),
+                &["_meta", "mimeType", "text", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "text" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -11954,8 +10505,8 @@ other URI schemes.*/
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                mime_type: field1.unwrap_or_default(),
+                meta: field0.0,
+                mime_type: field1.0,
                 text: field2,
                 uri: field3,
             })
@@ -12033,24 +10584,38 @@ the data is entirely optional.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.audience.is_some())
-                + usize::from(self.last_modified.is_some())
-                + usize::from(self.priority.is_some());
-            let mut state = serializer.serialize_struct("Annotations", len)?;
-            if self.audience.is_some() {
-                state.serialize_field("audience", &self.audience)?;
-            } else {
-                state.skip_field("audience")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.audience, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.last_modified, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.priority, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Annotations", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.audience, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("audience", &self.audience)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.last_modified.is_some() {
-                state.serialize_field("lastModified", &self.last_modified)?;
-            } else {
-                state.skip_field("lastModified")?;
+            if ::std::matches!(self.last_modified, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("lastModified", &self.last_modified)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.priority.is_some() {
-                state.serialize_field("priority", &self.priority)?;
-            } else {
-                state.skip_field("priority")?;
+            if ::std::matches!(self.priority, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("priority", &self.priority)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -12059,56 +10624,29 @@ the data is entirely optional.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<Role>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Annotations",
                 ::std::option::Option::Some(&["audience", "lastModified", "priority"]),
+                &["audience", "lastModified", "priority"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "audience" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "lastModified" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "priority" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                audience: field0.unwrap_or_default(),
-                last_modified: field1.unwrap_or_default(),
-                priority: field2.unwrap_or_default(),
+                audience: field0.0,
+                last_modified: field1.0,
+                priority: field2.0,
             })
         }
     }
@@ -12138,13 +10676,25 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("BaseMetadata", len)?;
-            state.serialize_field("name", &self.name)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.title, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("BaseMetadata", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -12153,47 +10703,26 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BaseMetadata",
                 ::std::option::Option::Some(&["name", "title"]),
+                &["name", "title"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
                 name: field0,
-                title: field1.unwrap_or_default(),
+                title: field1.0,
             })
         }
     }
@@ -12218,26 +10747,44 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("BooleanSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("BooleanSchema", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -12245,70 +10792,35 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<BooleanSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BooleanSchema",
-                ::std::option::Option::Some(&["default", "description", "title", "type"]),
+                ::std::option::Option::Some(
+                    &["default", "description", "title", "type"],
+                ),
+                &["default", "description", "title", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field3) = field3 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
-                title: field2.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
+                title: field2.0,
                 type_: field3,
             })
         }
@@ -12365,13 +10877,22 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.arguments.is_some());
-            let mut state = serializer
-                .serialize_struct("CompleteRequestParamsContext", len)?;
-            if self.arguments.is_some() {
-                state.serialize_field("arguments", &self.arguments)?;
-            } else {
-                state.skip_field("arguments")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.arguments, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("CompleteRequestParamsContext", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("arguments", &self.arguments)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -12380,33 +10901,25 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::std::string::String,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteRequestParamsContext",
                 ::std::option::Option::Some(&["arguments"]),
+                &["arguments"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "arguments" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                arguments: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { arguments: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsContext {
@@ -12691,25 +11204,43 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.description.is_some())
-                + usize::from(self.required.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("PromptArgument", len)?;
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.required, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("PromptArgument", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
-            if self.required.is_some() {
-                state.serialize_field("required", &self.required)?;
-            } else {
-                state.skip_field("required")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.required, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("required", &self.required)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -12718,73 +11249,36 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptArgument",
                 ::std::option::Option::Some(
                     &["description", "name", "required", "title"],
                 ),
+                &["description", "name", "required", "title"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "required" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                description: field0.unwrap_or_default(),
+                description: field0.0,
                 name: field1,
-                required: field2.unwrap_or_default(),
-                title: field3.unwrap_or_default(),
+                required: field2.0,
+                title: field3.0,
             })
         }
     }
@@ -12815,15 +11309,31 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("PromptReference", len)?;
-            state.serialize_field("name", &self.name)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.title, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("PromptReference", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -12831,51 +11341,20 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<PromptReferenceType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptReference",
                 ::std::option::Option::Some(&["name", "title", "type"]),
+                &["name", "title", "type"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -12885,7 +11364,7 @@ if present).*/
             };
             ::std::result::Result::Ok(Self {
                 name: field0,
-                title: field1.unwrap_or_default(),
+                title: field1.0,
                 type_: field2,
             })
         }
@@ -12941,11 +11420,23 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("ResourceTemplateReference", len)?;
-            state.serialize_field("type", &self.type_)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("ResourceTemplateReference", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -12953,40 +11444,17 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ResourceTemplateReferenceType> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceTemplateReference",
                 ::std::option::Option::Some(&["type", "uri"]),
+                &["type", "uri"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
@@ -13174,19 +11642,32 @@ pub mod v2025_11_25__v2026_07_28 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.form.is_some())
-                + usize::from(self.url.is_some());
-            let mut state = serializer
-                .serialize_struct("ClientCapabilitiesElicitation", len)?;
-            if self.form.is_some() {
-                state.serialize_field("form", &self.form)?;
-            } else {
-                state.skip_field("form")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.form, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.url, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ClientCapabilitiesElicitation", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.form, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("form", &self.form)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.url.is_some() {
-                state.serialize_field("url", &self.url)?;
-            } else {
-                state.skip_field("url")?;
+            if ::std::matches!(self.url, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("url", &self.url)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -13195,44 +11676,29 @@ pub mod v2025_11_25__v2026_07_28 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ClientCapabilitiesElicitation",
                 ::std::option::Option::Some(&["form", "url"]),
+                &["form", "url"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "form" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "url" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                form: field0.unwrap_or_default(),
-                url: field1.unwrap_or_default(),
+                form: field0.0,
+                url: field1.0,
             })
         }
     }
@@ -13262,19 +11728,32 @@ If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).*
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.context.is_some())
-                + usize::from(self.tools.is_some());
-            let mut state = serializer
-                .serialize_struct("ClientCapabilitiesSampling", len)?;
-            if self.context.is_some() {
-                state.serialize_field("context", &self.context)?;
-            } else {
-                state.skip_field("context")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.context, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ClientCapabilitiesSampling", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.context, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("context", &self.context)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.tools.is_some() {
-                state.serialize_field("tools", &self.tools)?;
-            } else {
-                state.skip_field("tools")?;
+            if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("tools", &self.tools)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -13283,44 +11762,29 @@ If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).*
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ClientCapabilitiesSampling",
                 ::std::option::Option::Some(&["context", "tools"]),
+                &["context", "tools"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "context" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "tools" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                context: field0.unwrap_or_default(),
-                tools: field1.unwrap_or_default(),
+                context: field0.0,
+                tools: field1.0,
             })
         }
     }
@@ -13380,22 +11844,43 @@ Only top-level properties are allowed, without nesting.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.required.is_some())
-                + usize::from(self.schema.is_some());
-            let mut state = serializer
-                .serialize_struct("ElicitRequestFormParamsRequestedSchema", len)?;
-            state.serialize_field("properties", &self.properties)?;
-            if self.required.is_some() {
-                state.serialize_field("required", &self.required)?;
-            } else {
-                state.skip_field("required")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.required, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.schema, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ElicitRequestFormParamsRequestedSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("properties", &self.properties)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.schema.is_some() {
-                state.serialize_field("$schema", &self.schema)?;
-            } else {
-                state.skip_field("$schema")?;
+            if ::std::matches!(self.required, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("required", &self.required)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.schema, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("$schema", &self.schema)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -13403,64 +11888,32 @@ Only top-level properties are allowed, without nesting.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    PrimitiveSchemaDefinition,
+                >,
+            > = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<
+                ElicitRequestFormParamsRequestedSchemaType,
+            > = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ElicitRequestFormParamsRequestedSchema",
                 ::std::option::Option::Some(
                     &["properties", "required", "$schema", "type"],
                 ),
+                &["properties", "required", "$schema", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "properties" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "required" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "$schema" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -13472,8 +11925,8 @@ Only top-level properties are allowed, without nesting.*/
             };
             ::std::result::Result::Ok(Self {
                 properties: field0,
-                required: field1.unwrap_or_default(),
-                schema: field2.unwrap_or_default(),
+                required: field1.0,
+                schema: field2.0,
                 type_: field3,
             })
         }
@@ -13893,15 +12346,31 @@ Only top-level properties are allowed, without nesting.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.data.is_some());
-            let mut state = serializer.serialize_struct("ErrorObject", len)?;
-            state.serialize_field("code", &self.code)?;
-            if self.data.is_some() {
-                state.serialize_field("data", &self.data)?;
-            } else {
-                state.skip_field("data")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("ErrorObject", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("code", &self.code)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("message", &self.message)?;
+            if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("data", &self.data)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("message", &self.message)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -13909,51 +12378,20 @@ Only top-level properties are allowed, without nesting.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<i64> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::serde_json::Value>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ErrorObject",
                 ::std::option::Option::Some(&["code", "data", "message"]),
+                &["code", "data", "message"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "code" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "message" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -13965,7 +12403,7 @@ Only top-level properties are allowed, without nesting.*/
             };
             ::std::result::Result::Ok(Self {
                 code: field0,
-                data: field1.unwrap_or_default(),
+                data: field1.0,
                 message: field2,
             })
         }
@@ -14010,24 +12448,43 @@ If not provided, the client should assume the icon can be used with any theme.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.mime_type.is_some())
-                + usize::from(self.sizes.is_some()) + usize::from(self.theme.is_some());
-            let mut state = serializer.serialize_struct("Icon", len)?;
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.sizes, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.theme, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Icon", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.sizes.is_some() {
-                state.serialize_field("sizes", &self.sizes)?;
-            } else {
-                state.skip_field("sizes")?;
+            if ::std::matches!(self.sizes, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("sizes", &self.sizes)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("src", &self.src)?;
-            if self.theme.is_some() {
-                state.serialize_field("theme", &self.theme)?;
-            } else {
-                state.skip_field("theme")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("src", &self.src)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.theme, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("theme", &self.theme)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -14036,71 +12493,34 @@ If not provided, the client should assume the icon can be used with any theme.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<::std::option::Option<IconTheme>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Icon",
                 ::std::option::Option::Some(&["mimeType", "sizes", "src", "theme"]),
+                &["mimeType", "sizes", "src", "theme"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "sizes" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "src" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "theme" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("src"));
             };
             ::std::result::Result::Ok(Self {
-                mime_type: field0.unwrap_or_default(),
-                sizes: field1.unwrap_or_default(),
+                mime_type: field0.0,
+                sizes: field1.0,
                 src: field2,
-                theme: field3.unwrap_or_default(),
+                theme: field3.0,
             })
         }
     }
@@ -14204,12 +12624,20 @@ Clients that support rendering icons SHOULD also support:
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.icons.is_some());
-            let mut state = serializer.serialize_struct("Icons", len)?;
-            if self.icons.is_some() {
-                state.serialize_field("icons", &self.icons)?;
-            } else {
-                state.skip_field("icons")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.icons, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Icons", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("icons", &self.icons)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -14218,33 +12646,20 @@ Clients that support rendering icons SHOULD also support:
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<Icon>>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Icons",
                 ::std::option::Option::Some(&["icons"]),
+                &["icons"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "icons" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                icons: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { icons: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for Icons {
@@ -14293,31 +12708,56 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.description.is_some())
-                + usize::from(self.icons.is_some()) + usize::from(self.title.is_some())
-                + usize::from(self.website_url.is_some());
-            let mut state = serializer.serialize_struct("Implementation", len)?;
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.website_url, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Implementation", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.icons.is_some() {
-                state.serialize_field("icons", &self.icons)?;
-            } else {
-                state.skip_field("icons")?;
+            if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("icons", &self.icons)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("version", &self.version)?;
-            if self.website_url.is_some() {
-                state.serialize_field("websiteUrl", &self.website_url)?;
-            } else {
-                state.skip_field("websiteUrl")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("version", &self.version)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.website_url, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("websiteUrl", &self.website_url)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -14326,86 +12766,38 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<Icon>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field5: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Implementation",
                 ::std::option::Option::Some(
                     &["description", "icons", "name", "title", "version", "websiteUrl"],
                 ),
+                &["description", "icons", "name", "title", "version", "websiteUrl"],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "icons" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "version" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "websiteUrl" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -14416,12 +12808,12 @@ if present).*/
                 );
             };
             ::std::result::Result::Ok(Self {
-                description: field0.unwrap_or_default(),
-                icons: field1.unwrap_or_default(),
+                description: field0.0,
+                icons: field1.0,
                 name: field2,
-                title: field3.unwrap_or_default(),
+                title: field3.0,
                 version: field4,
-                website_url: field5.unwrap_or_default(),
+                website_url: field5.0,
             })
         }
     }
@@ -14445,15 +12837,33 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.id.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcErrorResponse", len)?;
-            state.serialize_field("error", &self.error)?;
-            if self.id.is_some() {
-                state.serialize_field("id", &self.id)?;
-            } else {
-                state.skip_field("id")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.id, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("JsonrpcErrorResponse", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("error", &self.error)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
+            if ::std::matches!(self.id, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("id", &self.id)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -14461,51 +12871,20 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ErrorObject> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field2: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcErrorResponse",
                 ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+                &["error", "id", "jsonrpc"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "error" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -14519,7 +12898,7 @@ if present).*/
             };
             ::std::result::Result::Ok(Self {
                 error: field0,
-                id: field1.unwrap_or_default(),
+                id: field1.0,
                 jsonrpc: field2,
             })
         }
@@ -14546,14 +12925,31 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcNotification", len)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcNotification", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -14562,51 +12958,22 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcNotification",
                 ::std::option::Option::Some(&["jsonrpc", "method", "params"]),
+                &["jsonrpc", "method", "params"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -14621,7 +12988,7 @@ if present).*/
             ::std::result::Result::Ok(Self {
                 jsonrpc: field0,
                 method: field1,
-                params: field2.unwrap_or_default(),
+                params: field2.0,
             })
         }
     }
@@ -14648,15 +13015,34 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
-            state.serialize_field("id", &self.id)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                3usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcRequest", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -14665,62 +13051,23 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcRequest",
                 ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+                &["id", "jsonrpc", "method", "params"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -14739,7 +13086,7 @@ if present).*/
                 id: field0,
                 jsonrpc: field1,
                 method: field2,
-                params: field3.unwrap_or_default(),
+                params: field3.0,
             })
         }
     }
@@ -14769,33 +13116,59 @@ Non-standard according to JSON schema 2020-12.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.enum_names.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("LegacyTitledEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.enum_names, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("LegacyTitledEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("enum", &self.enum_)?;
-            if self.enum_names.is_some() {
-                state.serialize_field("enumNames", &self.enum_names)?;
-            } else {
-                state.skip_field("enumNames")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("enum", &self.enum_)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.enum_names, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("enumNames", &self.enum_names)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -14803,86 +13176,40 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<
+                ::std::vec::Vec<::std::string::String>,
+            > = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field5: ::std::option::Option<LegacyTitledEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct LegacyTitledEnumSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "enum", "enumNames", "title", "type"],
                 ),
+                &["default", "description", "enum", "enumNames", "title", "type"],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "enum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "enumNames" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -14891,11 +13218,11 @@ Non-standard according to JSON schema 2020-12.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 enum_: field2,
-                enum_names: field3.unwrap_or_default(),
-                title: field4.unwrap_or_default(),
+                enum_names: field3.0,
+                title: field4.0,
                 type_: field5,
             })
         }
@@ -15073,13 +13400,25 @@ Non-standard according to JSON schema 2020-12.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("Notification", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Notification", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -15088,40 +13427,21 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Notification",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -15130,7 +13450,7 @@ Non-standard according to JSON schema 2020-12.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -15157,38 +13477,60 @@ Non-standard according to JSON schema 2020-12.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.maximum.is_some())
-                + usize::from(self.minimum.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("NumberSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.maximum, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.minimum, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("NumberSchema", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.maximum.is_some() {
-                state.serialize_field("maximum", &self.maximum)?;
-            } else {
-                state.skip_field("maximum")?;
+            if ::std::matches!(self.maximum, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("maximum", &self.maximum)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.minimum.is_some() {
-                state.serialize_field("minimum", &self.minimum)?;
-            } else {
-                state.skip_field("minimum")?;
+            if ::std::matches!(self.minimum, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("minimum", &self.minimum)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -15196,96 +13538,50 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field5: ::std::option::Option<NumberSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct NumberSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "maximum", "minimum", "title", "type"],
                 ),
+                &["default", "description", "maximum", "minimum", "title", "type"],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "maximum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "minimum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field5) = field5 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
-                maximum: field2.unwrap_or_default(),
-                minimum: field3.unwrap_or_default(),
-                title: field4.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
+                maximum: field2.0,
+                minimum: field3.0,
+                title: field4.0,
                 type_: field5,
             })
         }
@@ -15622,13 +13918,25 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("Request", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Request", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -15637,40 +13945,21 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Request",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -15679,7 +13968,7 @@ without nested objects or arrays.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -15813,44 +14102,68 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.format.is_some())
-                + usize::from(self.max_length.is_some())
-                + usize::from(self.min_length.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("StringSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.format, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.max_length, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.min_length, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("StringSchema", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.format.is_some() {
-                state.serialize_field("format", &self.format)?;
-            } else {
-                state.skip_field("format")?;
+            if ::std::matches!(self.format, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("format", &self.format)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.max_length.is_some() {
-                state.serialize_field("maxLength", &self.max_length)?;
-            } else {
-                state.skip_field("maxLength")?;
+            if ::std::matches!(self.max_length, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("maxLength", &self.max_length)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.min_length.is_some() {
-                state.serialize_field("minLength", &self.min_length)?;
-            } else {
-                state.skip_field("minLength")?;
+            if ::std::matches!(self.min_length, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("minLength", &self.min_length)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -15858,7 +14171,26 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<StringSchemaFormat>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field5: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field6: ::std::option::Option<StringSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct StringSchema",
                 ::std::option::Option::Some(
@@ -15872,102 +14204,38 @@ without nested objects or arrays.*/
                         "type",
                     ],
                 ),
+                &[
+                    "default",
+                    "description",
+                    "format",
+                    "maxLength",
+                    "minLength",
+                    "title",
+                    "type",
+                ],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                    &mut field6,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            let mut field6 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "format" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "maxLength" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "minLength" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field6 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field6) = field6 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
-                format: field2.unwrap_or_default(),
-                max_length: field3.unwrap_or_default(),
-                min_length: field4.unwrap_or_default(),
-                title: field5.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
+                format: field2.0,
+                max_length: field3.0,
+                min_length: field4.0,
+                title: field5.0,
                 type_: field6,
             })
         }
@@ -16001,40 +14269,67 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.max_items.is_some())
-                + usize::from(self.min_items.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer
-                .serialize_struct("TitledMultiSelectEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.max_items, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.min_items, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("TitledMultiSelectEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("items", &self.items)?;
-            if self.max_items.is_some() {
-                state.serialize_field("maxItems", &self.max_items)?;
-            } else {
-                state.skip_field("maxItems")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("items", &self.items)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.min_items.is_some() {
-                state.serialize_field("minItems", &self.min_items)?;
-            } else {
-                state.skip_field("minItems")?;
+            if ::std::matches!(self.max_items, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("maxItems", &self.max_items)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.min_items, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("minItems", &self.min_items)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -16042,7 +14337,24 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<TitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field5: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field6: ::std::option::Option<TitledMultiSelectEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledMultiSelectEnumSchema",
                 ::std::option::Option::Some(
@@ -16056,91 +14368,27 @@ without nested objects or arrays.*/
                         "type",
                     ],
                 ),
+                &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                    &mut field6,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            let mut field6 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "items" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "maxItems" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "minItems" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field6 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -16151,12 +14399,12 @@ without nested objects or arrays.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 items: field2,
-                max_items: field3.unwrap_or_default(),
-                min_items: field4.unwrap_or_default(),
-                title: field5.unwrap_or_default(),
+                max_items: field3.0,
+                min_items: field4.0,
+                title: field5.0,
                 type_: field6,
             })
         }
@@ -16180,10 +14428,18 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer
-                .serialize_struct("TitledMultiSelectEnumSchemaItems", len)?;
-            state.serialize_field("anyOf", &self.any_of)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("TitledMultiSelectEnumSchemaItems", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("anyOf", &self.any_of)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -16191,29 +14447,18 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
+            > = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledMultiSelectEnumSchemaItems",
                 ::std::option::Option::Some(&["anyOf"]),
+                &["anyOf"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "anyOf" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -16244,11 +14489,23 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("TitledMultiSelectEnumSchemaItemsAnyOfItem", len)?;
-            state.serialize_field("const", &self.const_)?;
-            state.serialize_field("title", &self.title)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("TitledMultiSelectEnumSchemaItemsAnyOfItem", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("const", &self.const_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -16256,40 +14513,17 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledMultiSelectEnumSchemaItemsAnyOfItem",
                 ::std::option::Option::Some(&["const", "title"]),
+                &["const", "title"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "const" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -16364,28 +14598,51 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer
-                .serialize_struct("TitledSingleSelectEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("TitledSingleSelectEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("oneOf", &self.one_of)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("oneOf", &self.one_of)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -16393,75 +14650,30 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<
+                ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>,
+            > = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: ::std::option::Option<TitledSingleSelectEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledSingleSelectEnumSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "oneOf", "title", "type"],
                 ),
+                &["default", "description", "oneOf", "title", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "oneOf" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -16472,10 +14684,10 @@ without nested objects or arrays.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 one_of: field2,
-                title: field3.unwrap_or_default(),
+                title: field3.0,
                 type_: field4,
             })
         }
@@ -16501,11 +14713,23 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("TitledSingleSelectEnumSchemaOneOfItem", len)?;
-            state.serialize_field("const", &self.const_)?;
-            state.serialize_field("title", &self.title)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("TitledSingleSelectEnumSchemaOneOfItem", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("const", &self.const_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -16513,40 +14737,17 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledSingleSelectEnumSchemaOneOfItem",
                 ::std::option::Option::Some(&["const", "title"]),
+                &["const", "title"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "const" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -16617,12 +14818,20 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.mode.is_some());
-            let mut state = serializer.serialize_struct("ToolChoice", len)?;
-            if self.mode.is_some() {
-                state.serialize_field("mode", &self.mode)?;
-            } else {
-                state.skip_field("mode")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.mode, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("ToolChoice", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.mode, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mode", &self.mode)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -16631,33 +14840,20 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ToolChoiceMode>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolChoice",
                 ::std::option::Option::Some(&["mode"]),
+                &["mode"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "mode" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                mode: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { mode: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ToolChoice {
@@ -16828,40 +15024,67 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.max_items.is_some())
-                + usize::from(self.min_items.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer
-                .serialize_struct("UntitledMultiSelectEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.max_items, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.min_items, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("UntitledMultiSelectEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("items", &self.items)?;
-            if self.max_items.is_some() {
-                state.serialize_field("maxItems", &self.max_items)?;
-            } else {
-                state.skip_field("maxItems")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("items", &self.items)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.min_items.is_some() {
-                state.serialize_field("minItems", &self.min_items)?;
-            } else {
-                state.skip_field("minItems")?;
+            if ::std::matches!(self.max_items, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("maxItems", &self.max_items)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.min_items, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("minItems", &self.min_items)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -16869,7 +15092,24 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<UntitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field5: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field6: ::std::option::Option<UntitledMultiSelectEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UntitledMultiSelectEnumSchema",
                 ::std::option::Option::Some(
@@ -16883,91 +15123,27 @@ without nested objects or arrays.*/
                         "type",
                     ],
                 ),
+                &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                    &mut field6,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            let mut field6 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "items" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "maxItems" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "minItems" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field6 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -16978,12 +15154,12 @@ without nested objects or arrays.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 items: field2,
-                max_items: field3.unwrap_or_default(),
-                min_items: field4.unwrap_or_default(),
-                title: field5.unwrap_or_default(),
+                max_items: field3.0,
+                min_items: field4.0,
+                title: field5.0,
                 type_: field6,
             })
         }
@@ -17008,11 +15184,23 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("UntitledMultiSelectEnumSchemaItems", len)?;
-            state.serialize_field("enum", &self.enum_)?;
-            state.serialize_field("type", &self.type_)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("UntitledMultiSelectEnumSchemaItems", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("enum", &self.enum_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -17020,40 +15208,21 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::vec::Vec<::std::string::String>,
+            > = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<
+                UntitledMultiSelectEnumSchemaItemsType,
+            > = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UntitledMultiSelectEnumSchemaItems",
                 ::std::option::Option::Some(&["enum", "type"]),
+                &["enum", "type"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "enum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -17155,28 +15324,51 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer
-                .serialize_struct("UntitledSingleSelectEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("UntitledSingleSelectEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("enum", &self.enum_)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("enum", &self.enum_)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -17184,75 +15376,30 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<
+                ::std::vec::Vec<::std::string::String>,
+            > = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: ::std::option::Option<UntitledSingleSelectEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UntitledSingleSelectEnumSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "enum", "title", "type"],
                 ),
+                &["default", "description", "enum", "title", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "enum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -17261,10 +15408,10 @@ without nested objects or arrays.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 enum_: field2,
-                title: field3.unwrap_or_default(),
+                title: field3.0,
                 type_: field4,
             })
         }

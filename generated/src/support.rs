@@ -301,6 +301,80 @@ impl<T: FromValue> FromValue for std::collections::BTreeMap<String, T> {
     }
 }
 
+/// One member's decoding slot in a generated struct's `from_value`: the `Option` of the
+/// member's type, filled when the member is present. A `dyn Slot` per member lets one
+/// non-generic loop ([`fill`]) sort an object's members into them, so that each generated
+/// decoder holds no loop, key match or `Result` per member (compile time: in a debug build
+/// that per-member code was most of the crate's machine code).
+pub trait Slot {
+    /// Decodes `value` into the slot (a later value of the same key replaces it).
+    fn fill(&mut self, value: Value) -> Result<(), DispatchError>;
+}
+
+impl<T: FromValue> Slot for Option<T> {
+    fn fill(&mut self, value: Value) -> Result<(), DispatchError> {
+        match T::from_value(value) {
+            Ok(v) => {
+                *self = Some(v);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The slot of an optional member of type `Option<T>`: the member itself, `None` when it
+/// is absent or null (what `Option<T>`'s [`FromValue`] gives for null).
+pub struct Member<T>(pub T);
+
+impl<T: FromValue> Slot for Member<T> {
+    fn fill(&mut self, value: Value) -> Result<(), DispatchError> {
+        match T::from_value(value) {
+            Ok(v) => {
+                self.0 = v;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The body of a generated struct's decoding: takes the object apart (see [`object`] for
+/// `expecting` and `positional`) and decodes each member whose key is in `keys` into the
+/// slot of the same index, in the object's order, stopping at the first error; other
+/// members go to `rest` when the struct keeps them (flattened), and are skipped otherwise.
+pub fn fill(
+    value: Value,
+    expecting: &'static str,
+    positional: Option<&'static [&'static str]>,
+    keys: &'static [&'static str],
+    slots: &mut [&mut dyn Slot],
+    mut rest: Option<&mut serde_json::Map<String, Value>>,
+) -> Result<(), DispatchError> {
+    let object = object(value, expecting, positional)?;
+    for (key, value) in object {
+        match keys
+            .iter()
+            .position(|k| *k == key)
+            .and_then(|i| slots.get_mut(i))
+        {
+            Some(slot) => slot.fill(value)?,
+            None => {
+                if let Some(rest) = rest.as_deref_mut() {
+                    rest.insert(key, value);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The number of members a generated struct's `Serialize` writes: those always written,
+/// and each optional one that is present.
+pub fn present(always: usize, optional: &[bool]) -> usize {
+    always + optional.iter().filter(|present| **present).count()
+}
+
 /// Decodes one field's value.
 pub fn from_value<T: FromValue>(value: Value) -> Result<T, DispatchError> {
     T::from_value(value)

@@ -350,25 +350,37 @@ fn struct_impls(
                 .iter()
                 .filter(|(_, a)| a.skip_if_none)
                 .map(|(f, _)| &f.ident);
+            // This body is compiled once per serializer in every crate that encodes the
+            // type, so it stays small: presence tested with `matches!` (no `is_some` call),
+            // the length counted by one plain function (no overflow check per member), and
+            // no `?` (a `Try::branch` and a `from_residual` call per member in a debug
+            // build). An absent member is not announced with `skip_field`: JSON
+            // serializers ignore it (serde's default does nothing), and these are JSON types.
             let entries = declared.iter().map(|(f, a)| {
                 let key = wire(f, a);
                 let ident = &f.ident;
+                let write = quote! {
+                    if let ::std::result::Result::Err(e) = state.serialize_field(#key, &self.#ident) {
+                        return ::std::result::Result::Err(e);
+                    }
+                };
                 if a.skip_if_none {
                     quote! {
-                        if self.#ident.is_some() {
-                            state.serialize_field(#key, &self.#ident)?;
-                        } else {
-                            state.skip_field(#key)?;
+                        if ::std::matches!(self.#ident, ::std::option::Option::Some(_)) {
+                            #write
                         }
                     }
                 } else {
-                    quote! { state.serialize_field(#key, &self.#ident)?; }
+                    write
                 }
             });
             quote! {
                 use ::serde::ser::SerializeStruct as _;
-                let len = #always #( + usize::from(self.#optional.is_some()) )*;
-                let mut state = serializer.serialize_struct(#type_name, len)?;
+                let len = crate::support::present(#always, &[#( ::std::matches!(self.#optional, ::std::option::Option::Some(_)) ),*]);
+                let mut state = match serializer.serialize_struct(#type_name, len) {
+                    ::std::result::Result::Ok(state) => state,
+                    ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+                };
                 #(#entries)*
                 state.end()
             }
@@ -400,31 +412,34 @@ fn struct_impls(
         let required_meta = declared
             .iter()
             .position(|(f, a)| wire(f, a) == "_meta" && required(f, a));
-        let locals = (0..declared.len()).map(|i| {
+        // Each member's slot is typed: `support::fill` sees it only as a `dyn Slot`.
+        // An optional `Option` member is its own slot (`support::Member`: absent or null
+        // is `None`), so that building the struct moves it without an `unwrap_or_default`
+        // call; the other members' slots are `Option`s of their type.
+        let own_slot = |f: &syn::Field, a: &FieldAttrs| is_option(&f.ty) && !a.required_nullable;
+        let locals = declared.iter().enumerate().map(|(i, (f, a))| {
             let l = local(i);
+            let ty = &f.ty;
             if Some(i) == required_meta {
-                quote! { let mut #l = meta; }
+                quote! { let mut #l: ::std::option::Option<#ty> = meta; }
+            } else if own_slot(f, a) {
+                quote! { let mut #l: crate::support::Member<#ty> = crate::support::Member(::std::option::Option::None); }
             } else {
-                quote! { let mut #l = ::std::option::Option::None; }
+                quote! { let mut #l: ::std::option::Option<#ty> = ::std::option::Option::None; }
             }
         });
-        let arms = declared.iter().enumerate().map(|(i, (f, a))| {
-            let key = wire(f, a);
+        let keys = declared.iter().map(|(f, a)| wire(f, a));
+        let slots = (0..declared.len()).map(|i| {
             let l = local(i);
-            quote! {
-                #key => match crate::support::from_value(value) {
-                    ::std::result::Result::Ok(v) => #l = ::std::option::Option::Some(v),
-                    ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-                },
-            }
+            quote! { &mut #l }
         });
-        let fallback = match flatten {
-            Some(_) => quote! { _ => { rest.insert(key, value); } },
-            None => quote! { _ => {} },
-        };
         let rest_local = flatten.map(|_| {
             quote! { let mut rest = ::serde_json::Map::new(); }
         });
+        let rest_arg = match flatten {
+            Some(_) => quote!(::std::option::Option::Some(&mut rest)),
+            None => quote!(::std::option::Option::None),
+        };
         let mut index = 0;
         let inits: Vec<TokenStream> = fields
             .iter()
@@ -437,6 +452,8 @@ fn struct_impls(
                 index += 1;
                 if a.required_nullable || !(a.default || is_option(&f.ty)) {
                     quote! { #ident: #l }
+                } else if own_slot(f, a) {
+                    quote! { #ident: #l.0 }
                 } else {
                     quote! { #ident: #l.unwrap_or_default() }
                 }
@@ -469,18 +486,20 @@ fn struct_impls(
                 }
             }
         } else {
+            // The members are sorted into their slots by one non-generic function
+            // (`support::fill`), not by a loop and a key match in each decoder.
             quote! {
-                    let object = match crate::support::object(value, #expecting, #positional) {
-                        ::std::result::Result::Ok(object) => object,
-                        ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-                    };
                     #(#locals)*
                     #rest_local
-                    for (key, value) in object {
-                        match key.as_str() {
-                            #(#arms)*
-                            #fallback
-                        }
+                    if let ::std::result::Result::Err(e) = crate::support::fill(
+                        value,
+                        #expecting,
+                        #positional,
+                        &[#(#keys),*],
+                        &mut [#(#slots),*],
+                        #rest_arg,
+                    ) {
+                        return ::std::result::Result::Err(e);
                     }
                     #(#checks)*
                     ::std::result::Result::Ok(Self { #(#inits),* })

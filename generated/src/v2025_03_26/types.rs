@@ -77,18 +77,30 @@ impl ::serde::Serialize for Annotations {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.audience.is_some())
-            + usize::from(self.priority.is_some());
-        let mut state = serializer.serialize_struct("Annotations", len)?;
-        if self.audience.is_some() {
-            state.serialize_field("audience", &self.audience)?;
-        } else {
-            state.skip_field("audience")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.audience, ::std::option::Option::Some(_)),
+                ::std::matches!(self.priority, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Annotations", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.audience, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("audience", &self.audience)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.priority.is_some() {
-            state.serialize_field("priority", &self.priority)?;
-        } else {
-            state.skip_field("priority")?;
+        if ::std::matches!(self.priority, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("priority", &self.priority)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -97,44 +109,25 @@ impl crate::support::FromValue for Annotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Role>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Annotations",
             ::std::option::Option::Some(&["audience", "priority"]),
+            &["audience", "priority"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "audience" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "priority" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            audience: field0.unwrap_or_default(),
-            priority: field1.unwrap_or_default(),
+            audience: field0.0,
+            priority: field1.0,
         })
     }
 }
@@ -162,16 +155,34 @@ impl ::serde::Serialize for AudioContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some());
-        let mut state = serializer.serialize_struct("AudioContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[::std::matches!(self.annotations, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("AudioContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("mimeType", &self.mime_type)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("mimeType", &self.mime_type)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -179,62 +190,21 @@ impl crate::support::FromValue for AudioContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<AudioContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct AudioContent",
             ::std::option::Option::Some(&["annotations", "data", "mimeType", "type"]),
+            &["annotations", "data", "mimeType", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -246,7 +216,7 @@ impl crate::support::FromValue for AudioContent {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
+            annotations: field0.0,
             data: field1,
             mime_type: field2,
             type_: field3,
@@ -319,62 +289,35 @@ impl crate::support::FromValue for CallToolResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<
+            ::std::vec::Vec<CallToolResultContentItem>,
+        > = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolResult",
             ::std::option::Option::None,
+            &["content", "isError", "_meta"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "isError" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            is_error: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
+            is_error: field1.0,
+            meta: field2.0,
             extra: rest,
         })
     }
@@ -645,43 +588,18 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CreateMessageRequestMethod> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<CreateMessageRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
@@ -728,44 +646,74 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.include_context.is_some())
-            + usize::from(self.metadata.is_some())
-            + usize::from(self.model_preferences.is_some())
-            + usize::from(self.stop_sequences.is_some())
-            + usize::from(self.system_prompt.is_some())
-            + usize::from(self.temperature.is_some());
-        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
-        if self.include_context.is_some() {
-            state.serialize_field("includeContext", &self.include_context)?;
-        } else {
-            state.skip_field("includeContext")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.include_context, ::std::option::Option::Some(_)),
+                ::std::matches!(self.metadata, ::std::option::Option::Some(_)),
+                ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)),
+                ::std::matches!(self.temperature, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("CreateMessageRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.include_context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("includeContext", &self.include_context)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("maxTokens", &self.max_tokens)?;
-        state.serialize_field("messages", &self.messages)?;
-        if self.metadata.is_some() {
-            state.serialize_field("metadata", &self.metadata)?;
-        } else {
-            state.skip_field("metadata")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("maxTokens", &self.max_tokens)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.model_preferences.is_some() {
-            state.serialize_field("modelPreferences", &self.model_preferences)?;
-        } else {
-            state.skip_field("modelPreferences")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("messages", &self.messages)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.stop_sequences.is_some() {
-            state.serialize_field("stopSequences", &self.stop_sequences)?;
-        } else {
-            state.skip_field("stopSequences")?;
+        if ::std::matches!(self.metadata, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("metadata", &self.metadata)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.system_prompt.is_some() {
-            state.serialize_field("systemPrompt", &self.system_prompt)?;
-        } else {
-            state.skip_field("systemPrompt")?;
+        if ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("modelPreferences", &self.model_preferences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.temperature.is_some() {
-            state.serialize_field("temperature", &self.temperature)?;
-        } else {
-            state.skip_field("temperature")?;
+        if ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("stopSequences", &self.stop_sequences)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("systemPrompt", &self.system_prompt)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.temperature, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("temperature", &self.temperature)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -774,7 +722,29 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<CreateMessageRequestParamsIncludeContext>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<ModelPreferences>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -789,102 +759,29 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "temperature",
                 ],
             ),
+            &[
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "temperature",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "includeContext" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxTokens" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "messages" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "metadata" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "modelPreferences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopSequences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "systemPrompt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "temperature" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -895,14 +792,14 @@ impl crate::support::FromValue for CreateMessageRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("messages"));
         };
         ::std::result::Result::Ok(Self {
-            include_context: field0.unwrap_or_default(),
+            include_context: field0.0,
             max_tokens: field1,
             messages: field2,
-            metadata: field3.unwrap_or_default(),
-            model_preferences: field4.unwrap_or_default(),
-            stop_sequences: field5.unwrap_or_default(),
-            system_prompt: field6.unwrap_or_default(),
-            temperature: field7.unwrap_or_default(),
+            metadata: field3.0,
+            model_preferences: field4.0,
+            stop_sequences: field5.0,
+            system_prompt: field6.0,
+            temperature: field7.0,
         })
     }
 }
@@ -966,76 +863,27 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CreateMessageResultContent> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<Role> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
+            &["content", "_meta", "model", "role", "stopReason"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "model" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopReason" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -1048,10 +896,10 @@ impl crate::support::FromValue for CreateMessageResult {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             model: field2,
             role: field3,
-            stop_reason: field4.unwrap_or_default(),
+            stop_reason: field4.0,
             extra: rest,
         })
     }
@@ -1165,15 +1013,30 @@ impl ::serde::Serialize for EmbeddedResource {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some());
-        let mut state = serializer.serialize_struct("EmbeddedResource", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.annotations, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("EmbeddedResource", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("resource", &self.resource)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("resource", &self.resource)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -1181,51 +1044,20 @@ impl crate::support::FromValue for EmbeddedResource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<EmbeddedResourceResource> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<EmbeddedResourceType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct EmbeddedResource",
             ::std::option::Option::Some(&["annotations", "resource", "type"]),
+            &["annotations", "resource", "type"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resource" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("resource"));
@@ -1234,7 +1066,7 @@ impl crate::support::FromValue for EmbeddedResource {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
+            annotations: field0.0,
             resource: field1,
             type_: field2,
         })
@@ -1295,62 +1127,33 @@ impl crate::support::FromValue for GetPromptResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptResult",
             ::std::option::Option::None,
+            &["description", "messages", "_meta"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "messages" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("messages"));
         };
         ::std::result::Result::Ok(Self {
-            description: field0.unwrap_or_default(),
+            description: field0.0,
             messages: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             extra: rest,
         })
     }
@@ -1379,16 +1182,34 @@ impl ::serde::Serialize for ImageContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some());
-        let mut state = serializer.serialize_struct("ImageContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[::std::matches!(self.annotations, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ImageContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("mimeType", &self.mime_type)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("mimeType", &self.mime_type)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -1396,62 +1217,21 @@ impl crate::support::FromValue for ImageContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<ImageContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ImageContent",
             ::std::option::Option::Some(&["annotations", "data", "mimeType", "type"]),
+            &["annotations", "data", "mimeType", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -1463,7 +1243,7 @@ impl crate::support::FromValue for ImageContent {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
+            annotations: field0.0,
             data: field1,
             mime_type: field2,
             type_: field3,
@@ -1532,76 +1312,27 @@ impl crate::support::FromValue for InitializeResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ServerCapabilities> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InitializeResult",
             ::std::option::Option::None,
+            &["capabilities", "instructions", "_meta", "protocolVersion", "serverInfo"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "capabilities" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "instructions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "protocolVersion" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "serverInfo" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -1620,8 +1351,8 @@ impl crate::support::FromValue for InitializeResult {
         };
         ::std::result::Result::Ok(Self {
             capabilities: field0,
-            instructions: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
+            instructions: field1.0,
+            meta: field2.0,
             protocol_version: field3,
             server_info: field4,
             extra: rest,
@@ -2133,54 +1864,25 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<ResourceTemplate>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourceTemplatesResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "resourceTemplates"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resourceTemplates" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -2188,8 +1890,8 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             resource_templates: field2,
             extra: rest,
         })
@@ -2251,54 +1953,25 @@ impl crate::support::FromValue for ListResourcesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<Resource>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourcesResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "resources"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resources" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -2306,8 +1979,8 @@ impl crate::support::FromValue for ListResourcesResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             resources: field2,
             extra: rest,
         })
@@ -2369,61 +2042,32 @@ impl crate::support::FromValue for ListToolsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListToolsResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "tools"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("tools"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             tools: field2,
             extra: rest,
         })
@@ -2451,10 +2095,20 @@ impl ::serde::Serialize for PromptMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("PromptMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        state.serialize_field("role", &self.role)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("PromptMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2462,40 +2116,17 @@ impl crate::support::FromValue for PromptMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<PromptMessageContent> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<Role> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PromptMessage",
             ::std::option::Option::Some(&["content", "role"]),
+            &["content", "role"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -2646,32 +2277,54 @@ impl ::serde::Serialize for Resource {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.mime_type.is_some()) + usize::from(self.size.is_some());
-        let mut state = serializer.serialize_struct("Resource", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Resource", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2679,86 +2332,38 @@ impl crate::support::FromValue for Resource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Resource",
             ::std::option::Option::Some(
                 &["annotations", "description", "mimeType", "name", "size", "uri"],
             ),
+            &["annotations", "description", "mimeType", "name", "size", "uri"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "size" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field3) = field3 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -2767,11 +2372,11 @@ impl crate::support::FromValue for Resource {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            mime_type: field2.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            mime_type: field2.0,
             name: field3,
-            size: field4.unwrap_or_default(),
+            size: field4.0,
             uri: field5,
         })
     }
@@ -2807,27 +2412,48 @@ impl ::serde::Serialize for ResourceTemplate {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.mime_type.is_some());
-        let mut state = serializer.serialize_struct("ResourceTemplate", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceTemplate", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        state.serialize_field("uriTemplate", &self.uri_template)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("uriTemplate", &self.uri_template)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2835,75 +2461,28 @@ impl crate::support::FromValue for ResourceTemplate {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceTemplate",
             ::std::option::Option::Some(
                 &["annotations", "description", "mimeType", "name", "uriTemplate"],
             ),
+            &["annotations", "description", "mimeType", "name", "uriTemplate"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uriTemplate" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field3) = field3 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -2914,9 +2493,9 @@ impl crate::support::FromValue for ResourceTemplate {
             );
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            mime_type: field2.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            mime_type: field2.0,
             name: field3,
             uri_template: field4,
         })
@@ -2941,10 +2520,20 @@ impl ::serde::Serialize for SamplingMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        state.serialize_field("role", &self.role)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("SamplingMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2952,40 +2541,17 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<SamplingMessageContent> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<Role> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "role"]),
+            &["content", "role"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -3490,15 +3056,29 @@ impl ::serde::Serialize for TextContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some());
-        let mut state = serializer.serialize_struct("TextContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.annotations, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("TextContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("text", &self.text)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("text", &self.text)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -3506,51 +3086,20 @@ impl crate::support::FromValue for TextContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<TextContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TextContent",
             ::std::option::Option::Some(&["annotations", "text", "type"]),
+            &["annotations", "text", "type"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "text" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -3559,7 +3108,7 @@ impl crate::support::FromValue for TextContent {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
+            annotations: field0.0,
             text: field1,
             type_: field2,
         })
@@ -3591,21 +3140,40 @@ impl ::serde::Serialize for Tool {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some());
-        let mut state = serializer.serialize_struct("Tool", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Tool", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("inputSchema", &self.input_schema)?;
-        state.serialize_field("name", &self.name)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("inputSchema", &self.input_schema)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -3613,64 +3181,25 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ToolAnnotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<ToolInputSchema> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Tool",
             ::std::option::Option::Some(
                 &["annotations", "description", "inputSchema", "name"],
             ),
+            &["annotations", "description", "inputSchema", "name"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -3681,8 +3210,8 @@ impl crate::support::FromValue for Tool {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
             input_schema: field2,
             name: field3,
         })

@@ -126,74 +126,39 @@ impl crate::support::FromValue for CallToolResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolResult",
             ::std::option::Option::None,
+            &["content", "isError", "_meta", "structuredContent"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "isError" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "structuredContent" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            is_error: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
-            structured_content: field3.unwrap_or_default(),
+            is_error: field1.0,
+            meta: field2.0,
+            structured_content: field3.0,
             extra: rest,
         })
     }
@@ -231,29 +196,46 @@ impl ::serde::Serialize for ClientCapabilities {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.elicitation.is_some())
-            + usize::from(self.experimental.is_some())
-            + usize::from(self.roots.is_some()) + usize::from(self.sampling.is_some());
-        let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
-        if self.elicitation.is_some() {
-            state.serialize_field("elicitation", &self.elicitation)?;
-        } else {
-            state.skip_field("elicitation")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.elicitation, ::std::option::Option::Some(_)),
+                ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                ::std::matches!(self.roots, ::std::option::Option::Some(_)),
+                ::std::matches!(self.sampling, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ClientCapabilities", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.elicitation, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("elicitation", &self.elicitation)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.experimental.is_some() {
-            state.serialize_field("experimental", &self.experimental)?;
-        } else {
-            state.skip_field("experimental")?;
+        if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("experimental", &self.experimental)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.roots.is_some() {
-            state.serialize_field("roots", &self.roots)?;
-        } else {
-            state.skip_field("roots")?;
+        if ::std::matches!(self.roots, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("roots", &self.roots)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.sampling.is_some() {
-            state.serialize_field("sampling", &self.sampling)?;
-        } else {
-            state.skip_field("sampling")?;
+        if ::std::matches!(self.sampling, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("sampling", &self.sampling)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -262,70 +244,44 @@ impl crate::support::FromValue for ClientCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesRoots>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ClientCapabilities",
             ::std::option::Option::Some(
                 &["elicitation", "experimental", "roots", "sampling"],
             ),
+            &["elicitation", "experimental", "roots", "sampling"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "elicitation" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "experimental" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "roots" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "sampling" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            elicitation: field0.unwrap_or_default(),
-            experimental: field1.unwrap_or_default(),
-            roots: field2.unwrap_or_default(),
-            sampling: field3.unwrap_or_default(),
+            elicitation: field0.0,
+            experimental: field1.0,
+            roots: field2.0,
+            sampling: field3.0,
         })
     }
 }
@@ -788,43 +744,18 @@ impl crate::support::FromValue for CompleteRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CompleteRequestMethod> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<CompleteRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompleteRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
@@ -859,15 +790,29 @@ impl ::serde::Serialize for CompleteRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.context.is_some());
-        let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
-        state.serialize_field("argument", &self.argument)?;
-        if self.context.is_some() {
-            state.serialize_field("context", &self.context)?;
-        } else {
-            state.skip_field("context")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.context, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("CompleteRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("argument", &self.argument)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("ref", &self.ref_)?;
+        if ::std::matches!(self.context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("context", &self.context)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("ref", &self.ref_) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -875,51 +820,20 @@ impl crate::support::FromValue for CompleteRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CompleteRequestParamsArgument> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<CompleteRequestParamsContext>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<CompleteRequestParamsRef> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompleteRequestParams",
             ::std::option::Option::Some(&["argument", "context", "ref"]),
+            &["argument", "context", "ref"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "argument" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "context" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ref" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("argument"));
@@ -929,7 +843,7 @@ impl crate::support::FromValue for CompleteRequestParams {
         };
         ::std::result::Result::Ok(Self {
             argument: field0,
-            context: field1.unwrap_or_default(),
+            context: field1.0,
             ref_: field2,
         })
     }
@@ -1096,43 +1010,18 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CreateMessageRequestMethod> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<CreateMessageRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
@@ -1181,44 +1070,74 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.include_context.is_some())
-            + usize::from(self.metadata.is_some())
-            + usize::from(self.model_preferences.is_some())
-            + usize::from(self.stop_sequences.is_some())
-            + usize::from(self.system_prompt.is_some())
-            + usize::from(self.temperature.is_some());
-        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
-        if self.include_context.is_some() {
-            state.serialize_field("includeContext", &self.include_context)?;
-        } else {
-            state.skip_field("includeContext")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.include_context, ::std::option::Option::Some(_)),
+                ::std::matches!(self.metadata, ::std::option::Option::Some(_)),
+                ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)),
+                ::std::matches!(self.temperature, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("CreateMessageRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.include_context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("includeContext", &self.include_context)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("maxTokens", &self.max_tokens)?;
-        state.serialize_field("messages", &self.messages)?;
-        if self.metadata.is_some() {
-            state.serialize_field("metadata", &self.metadata)?;
-        } else {
-            state.skip_field("metadata")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("maxTokens", &self.max_tokens)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.model_preferences.is_some() {
-            state.serialize_field("modelPreferences", &self.model_preferences)?;
-        } else {
-            state.skip_field("modelPreferences")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("messages", &self.messages)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.stop_sequences.is_some() {
-            state.serialize_field("stopSequences", &self.stop_sequences)?;
-        } else {
-            state.skip_field("stopSequences")?;
+        if ::std::matches!(self.metadata, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("metadata", &self.metadata)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.system_prompt.is_some() {
-            state.serialize_field("systemPrompt", &self.system_prompt)?;
-        } else {
-            state.skip_field("systemPrompt")?;
+        if ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("modelPreferences", &self.model_preferences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.temperature.is_some() {
-            state.serialize_field("temperature", &self.temperature)?;
-        } else {
-            state.skip_field("temperature")?;
+        if ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("stopSequences", &self.stop_sequences)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("systemPrompt", &self.system_prompt)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.temperature, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("temperature", &self.temperature)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -1227,7 +1146,29 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<CreateMessageRequestParamsIncludeContext>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<ModelPreferences>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -1242,102 +1183,29 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "temperature",
                 ],
             ),
+            &[
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "temperature",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "includeContext" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxTokens" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "messages" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "metadata" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "modelPreferences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopSequences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "systemPrompt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "temperature" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -1348,14 +1216,14 @@ impl crate::support::FromValue for CreateMessageRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("messages"));
         };
         ::std::result::Result::Ok(Self {
-            include_context: field0.unwrap_or_default(),
+            include_context: field0.0,
             max_tokens: field1,
             messages: field2,
-            metadata: field3.unwrap_or_default(),
-            model_preferences: field4.unwrap_or_default(),
-            stop_sequences: field5.unwrap_or_default(),
-            system_prompt: field6.unwrap_or_default(),
-            temperature: field7.unwrap_or_default(),
+            metadata: field3.0,
+            model_preferences: field4.0,
+            stop_sequences: field5.0,
+            system_prompt: field6.0,
+            temperature: field7.0,
         })
     }
 }
@@ -1419,76 +1287,27 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CreateMessageResultContent> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<Role> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
+            &["content", "_meta", "model", "role", "stopReason"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "model" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopReason" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -1501,10 +1320,10 @@ impl crate::support::FromValue for CreateMessageResult {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             model: field2,
             role: field3,
-            stop_reason: field4.unwrap_or_default(),
+            stop_reason: field4.0,
             extra: rest,
         })
     }
@@ -1639,43 +1458,18 @@ impl crate::support::FromValue for ElicitRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ElicitRequestMethod> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ElicitRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
@@ -1710,10 +1504,21 @@ impl ::serde::Serialize for ElicitRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("ElicitRequestParams", len)?;
-        state.serialize_field("message", &self.message)?;
-        state.serialize_field("requestedSchema", &self.requested_schema)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("ElicitRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requestedSchema", &self.requested_schema)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -1721,40 +1526,17 @@ impl crate::support::FromValue for ElicitRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ElicitRequestParamsRequestedSchema> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestParams",
             ::std::option::Option::Some(&["message", "requestedSchema"]),
+            &["message", "requestedSchema"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestedSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("message"));
@@ -1794,16 +1576,32 @@ impl ::serde::Serialize for ElicitRequestParamsRequestedSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.required.is_some());
-        let mut state = serializer
-            .serialize_struct("ElicitRequestParamsRequestedSchema", len)?;
-        state.serialize_field("properties", &self.properties)?;
-        if self.required.is_some() {
-            state.serialize_field("required", &self.required)?;
-        } else {
-            state.skip_field("required")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.required, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("ElicitRequestParamsRequestedSchema", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("properties", &self.properties)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.required, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("required", &self.required)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -1811,51 +1609,25 @@ impl crate::support::FromValue for ElicitRequestParamsRequestedSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                PrimitiveSchemaDefinition,
+            >,
+        > = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<ElicitRequestParamsRequestedSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestParamsRequestedSchema",
             ::std::option::Option::Some(&["properties", "required", "type"]),
+            &["properties", "required", "type"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "properties" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "required" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -1867,7 +1639,7 @@ impl crate::support::FromValue for ElicitRequestParamsRequestedSchema {
         };
         ::std::result::Result::Ok(Self {
             properties: field0,
-            required: field1.unwrap_or_default(),
+            required: field1.0,
             type_: field2,
         })
     }
@@ -1965,62 +1737,38 @@ impl crate::support::FromValue for ElicitResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ElicitResultAction> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ElicitResultContentValue,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitResult",
             ::std::option::Option::None,
+            &["action", "content", "_meta"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "action" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("action"));
         };
         ::std::result::Result::Ok(Self {
             action: field0,
-            content: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
+            content: field1.0,
+            meta: field2.0,
             extra: rest,
         })
     }
@@ -2114,26 +1862,47 @@ impl ::serde::Serialize for EnumSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.description.is_some())
-            + usize::from(self.enum_names.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("EnumSchema", len)?;
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.enum_names, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("EnumSchema", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("enum", &self.enum_)?;
-        if self.enum_names.is_some() {
-            state.serialize_field("enumNames", &self.enum_names)?;
-        } else {
-            state.skip_field("enumNames")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("enum", &self.enum_)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.enum_names, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("enumNames", &self.enum_names)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2141,75 +1910,28 @@ impl crate::support::FromValue for EnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<EnumSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct EnumSchema",
             ::std::option::Option::Some(
                 &["description", "enum", "enumNames", "title", "type"],
             ),
+            &["description", "enum", "enumNames", "title", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "enum" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "enumNames" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -2218,10 +1940,10 @@ impl crate::support::FromValue for EnumSchema {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            description: field0.unwrap_or_default(),
+            description: field0.0,
             enum_: field1,
-            enum_names: field2.unwrap_or_default(),
-            title: field3.unwrap_or_default(),
+            enum_names: field2.0,
+            title: field3.0,
             type_: field4,
         })
     }
@@ -2312,62 +2034,33 @@ impl crate::support::FromValue for GetPromptResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptResult",
             ::std::option::Option::None,
+            &["description", "messages", "_meta"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "messages" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("messages"));
         };
         ::std::result::Result::Ok(Self {
-            description: field0.unwrap_or_default(),
+            description: field0.0,
             messages: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             extra: rest,
         })
     }
@@ -2399,15 +2092,30 @@ impl ::serde::Serialize for Implementation {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Implementation", len)?;
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.title, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("Implementation", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("version", &self.version)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("version", &self.version)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2415,51 +2123,20 @@ impl crate::support::FromValue for Implementation {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Implementation",
             ::std::option::Option::Some(&["name", "title", "version"]),
+            &["name", "title", "version"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "version" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -2469,7 +2146,7 @@ impl crate::support::FromValue for Implementation {
         };
         ::std::result::Result::Ok(Self {
             name: field0,
-            title: field1.unwrap_or_default(),
+            title: field1.0,
             version: field2,
         })
     }
@@ -2519,43 +2196,18 @@ impl crate::support::FromValue for InitializeRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<InitializeRequestMethod> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<InitializeRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InitializeRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
@@ -2591,11 +2243,27 @@ impl ::serde::Serialize for InitializeRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("InitializeRequestParams", len)?;
-        state.serialize_field("capabilities", &self.capabilities)?;
-        state.serialize_field("clientInfo", &self.client_info)?;
-        state.serialize_field("protocolVersion", &self.protocol_version)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("InitializeRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("capabilities", &self.capabilities)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("clientInfo", &self.client_info)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("protocolVersion", &self.protocol_version)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2603,53 +2271,20 @@ impl crate::support::FromValue for InitializeRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ClientCapabilities> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InitializeRequestParams",
             ::std::option::Option::Some(
                 &["capabilities", "clientInfo", "protocolVersion"],
             ),
+            &["capabilities", "clientInfo", "protocolVersion"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "capabilities" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "clientInfo" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "protocolVersion" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -2735,76 +2370,27 @@ impl crate::support::FromValue for InitializeResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ServerCapabilities> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InitializeResult",
             ::std::option::Option::None,
+            &["capabilities", "instructions", "_meta", "protocolVersion", "serverInfo"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "capabilities" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "instructions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "protocolVersion" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "serverInfo" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -2823,8 +2409,8 @@ impl crate::support::FromValue for InitializeResult {
         };
         ::std::result::Result::Ok(Self {
             capabilities: field0,
-            instructions: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
+            instructions: field1.0,
+            meta: field2.0,
             protocol_version: field3,
             server_info: field4,
             extra: rest,
@@ -2989,15 +2575,33 @@ impl ::serde::Serialize for JsonrpcRequest {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.params.is_some());
-        let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("method", &self.method)?;
-        if self.params.is_some() {
-            state.serialize_field("params", &self.params)?;
-        } else {
-            state.skip_field("params")?;
+        let len = crate::support::present(
+            3usize,
+            &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("JsonrpcRequest", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("method", &self.method)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("params", &self.params)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -3006,62 +2610,21 @@ impl crate::support::FromValue for JsonrpcRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<JsonrpcRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct JsonrpcRequest",
             ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -3076,7 +2639,7 @@ impl crate::support::FromValue for JsonrpcRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
         })
     }
 }
@@ -3125,35 +2688,22 @@ impl crate::support::FromValue for JsonrpcRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<JsonrpcRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct JsonrpcRequestParams",
             ::std::option::Option::None,
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             extra: rest,
         })
     }
@@ -3204,35 +2754,22 @@ impl crate::support::FromValue for JsonrpcRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct JsonrpcRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -3293,61 +2830,32 @@ impl crate::support::FromValue for ListPromptsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListPromptsResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "prompts"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "prompts" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("prompts"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             prompts: field2,
             extra: rest,
         })
@@ -3409,54 +2917,25 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<ResourceTemplate>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourceTemplatesResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "resourceTemplates"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resourceTemplates" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -3464,8 +2943,8 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             resource_templates: field2,
             extra: rest,
         })
@@ -3527,54 +3006,25 @@ impl crate::support::FromValue for ListResourcesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<Resource>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourcesResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "resources"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resources" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -3582,8 +3032,8 @@ impl crate::support::FromValue for ListResourcesResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             resources: field2,
             extra: rest,
         })
@@ -3642,50 +3092,27 @@ impl crate::support::FromValue for ListRootsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ListRootsRequestMethod> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ListRootsRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
         };
         ::std::result::Result::Ok(Self {
             method: field0,
-            params: field1.unwrap_or_default(),
+            params: field1.0,
             extra: rest,
         })
     }
@@ -3735,35 +3162,22 @@ impl crate::support::FromValue for ListRootsRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ListRootsRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsRequestParams",
             ::std::option::Option::None,
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             extra: rest,
         })
     }
@@ -3814,35 +3228,22 @@ impl crate::support::FromValue for ListRootsRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -3903,61 +3304,32 @@ impl crate::support::FromValue for ListToolsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListToolsResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "tools"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("tools"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             tools: field2,
             extra: rest,
         })
@@ -3985,31 +3357,51 @@ impl ::serde::Serialize for NumberSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.description.is_some())
-            + usize::from(self.maximum.is_some()) + usize::from(self.minimum.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("NumberSchema", len)?;
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.maximum, ::std::option::Option::Some(_)),
+                ::std::matches!(self.minimum, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("NumberSchema", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.maximum.is_some() {
-            state.serialize_field("maximum", &self.maximum)?;
-        } else {
-            state.skip_field("maximum")?;
+        if ::std::matches!(self.maximum, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("maximum", &self.maximum)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.minimum.is_some() {
-            state.serialize_field("minimum", &self.minimum)?;
-        } else {
-            state.skip_field("minimum")?;
+        if ::std::matches!(self.minimum, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("minimum", &self.minimum)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4017,84 +3409,39 @@ impl crate::support::FromValue for NumberSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<NumberSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct NumberSchema",
             ::std::option::Option::Some(
                 &["description", "maximum", "minimum", "title", "type"],
             ),
+            &["description", "maximum", "minimum", "title", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maximum" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "minimum" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field4) = field4 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            description: field0.unwrap_or_default(),
-            maximum: field1.unwrap_or_default(),
-            minimum: field2.unwrap_or_default(),
-            title: field3.unwrap_or_default(),
+            description: field0.0,
+            maximum: field1.0,
+            minimum: field2.0,
+            title: field3.0,
             type_: field4,
         })
     }
@@ -4146,50 +3493,27 @@ impl crate::support::FromValue for PingRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<PingRequestMethod> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<PingRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PingRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
         };
         ::std::result::Result::Ok(Self {
             method: field0,
-            params: field1.unwrap_or_default(),
+            params: field1.0,
             extra: rest,
         })
     }
@@ -4239,35 +3563,22 @@ impl crate::support::FromValue for PingRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<PingRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PingRequestParams",
             ::std::option::Option::None,
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             extra: rest,
         })
     }
@@ -4318,35 +3629,22 @@ impl crate::support::FromValue for PingRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PingRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -4535,30 +3833,50 @@ impl ::serde::Serialize for Prompt {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.arguments.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Prompt", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Prompt", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -4567,85 +3885,42 @@ impl crate::support::FromValue for Prompt {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<PromptArgument>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Prompt",
             ::std::option::Option::Some(
                 &["arguments", "description", "_meta", "name", "title"],
             ),
+            &["arguments", "description", "_meta", "name", "title"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "arguments" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field3) = field3 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            arguments: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
+            arguments: field0.0,
+            description: field1.0,
+            meta: field2.0,
             name: field3,
-            title: field4.unwrap_or_default(),
+            title: field4.0,
         })
     }
 }
@@ -4671,10 +3946,20 @@ impl ::serde::Serialize for PromptMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("PromptMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        state.serialize_field("role", &self.role)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("PromptMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4682,40 +3967,17 @@ impl crate::support::FromValue for PromptMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ContentBlock> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<Role> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PromptMessage",
             ::std::option::Option::Some(&["content", "role"]),
+            &["content", "role"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -4748,13 +4010,25 @@ impl ::serde::Serialize for Request {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.params.is_some());
-        let mut state = serializer.serialize_struct("Request", len)?;
-        state.serialize_field("method", &self.method)?;
-        if self.params.is_some() {
-            state.serialize_field("params", &self.params)?;
-        } else {
-            state.skip_field("params")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("Request", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("method", &self.method)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("params", &self.params)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -4763,47 +4037,26 @@ impl crate::support::FromValue for Request {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<RequestParams>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Request",
             ::std::option::Option::Some(&["method", "params"]),
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
         };
         ::std::result::Result::Ok(Self {
             method: field0,
-            params: field1.unwrap_or_default(),
+            params: field1.0,
         })
     }
 }
@@ -4852,35 +4105,22 @@ impl crate::support::FromValue for RequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<RequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct RequestParams",
             ::std::option::Option::None,
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             extra: rest,
         })
     }
@@ -4929,43 +4169,70 @@ impl ::serde::Serialize for Resource {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some()) + usize::from(self.size.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Resource", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Resource", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4973,7 +4240,29 @@ impl crate::support::FromValue for Resource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Resource",
             ::std::option::Option::Some(
@@ -4988,102 +4277,29 @@ impl crate::support::FromValue for Resource {
                     "uri",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "_meta",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "uri",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "size" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field4) = field4 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -5092,13 +4308,13 @@ impl crate::support::FromValue for Resource {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
-            mime_type: field3.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            meta: field2.0,
+            mime_type: field3.0,
             name: field4,
-            size: field5.unwrap_or_default(),
-            title: field6.unwrap_or_default(),
+            size: field5.0,
+            title: field6.0,
             uri: field7,
         })
     }
@@ -5150,44 +4366,74 @@ impl ::serde::Serialize for ResourceLink {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some()) + usize::from(self.size.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ResourceLink", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceLink", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5195,7 +4441,30 @@ impl crate::support::FromValue for ResourceLink {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<ResourceLinkType> = ::std::option::Option::None;
+        let mut field8: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceLink",
             ::std::option::Option::Some(
@@ -5211,113 +4480,31 @@ impl crate::support::FromValue for ResourceLink {
                     "uri",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "_meta",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "type",
+                "uri",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "size" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field4) = field4 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -5329,13 +4516,13 @@ impl crate::support::FromValue for ResourceLink {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
-            mime_type: field3.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            meta: field2.0,
+            mime_type: field3.0,
             name: field4,
-            size: field5.unwrap_or_default(),
-            title: field6.unwrap_or_default(),
+            size: field5.0,
+            title: field6.0,
             type_: field7,
             uri: field8,
         })
@@ -5381,37 +4568,64 @@ impl ::serde::Serialize for ResourceTemplate {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ResourceTemplate", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceTemplate", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("uriTemplate", &self.uri_template)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("uriTemplate", &self.uri_template)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5419,7 +4633,26 @@ impl crate::support::FromValue for ResourceTemplate {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceTemplate",
             ::std::option::Option::Some(
@@ -5433,91 +4666,27 @@ impl crate::support::FromValue for ResourceTemplate {
                     "uriTemplate",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "_meta",
+                "mimeType",
+                "name",
+                "title",
+                "uriTemplate",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uriTemplate" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field4) = field4 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -5528,12 +4697,12 @@ impl crate::support::FromValue for ResourceTemplate {
             );
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
-            mime_type: field3.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            meta: field2.0,
+            mime_type: field3.0,
             name: field4,
-            title: field5.unwrap_or_default(),
+            title: field5.0,
             uri_template: field6,
         })
     }
@@ -5557,10 +4726,20 @@ impl ::serde::Serialize for SamplingMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        state.serialize_field("role", &self.role)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("SamplingMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5568,40 +4747,17 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<SamplingMessageContent> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<Role> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "role"]),
+            &["content", "role"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -6129,36 +5285,59 @@ impl ::serde::Serialize for StringSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.description.is_some())
-            + usize::from(self.format.is_some()) + usize::from(self.max_length.is_some())
-            + usize::from(self.min_length.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("StringSchema", len)?;
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.format, ::std::option::Option::Some(_)),
+                ::std::matches!(self.max_length, ::std::option::Option::Some(_)),
+                ::std::matches!(self.min_length, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("StringSchema", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.format.is_some() {
-            state.serialize_field("format", &self.format)?;
-        } else {
-            state.skip_field("format")?;
+        if ::std::matches!(self.format, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("format", &self.format)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.max_length.is_some() {
-            state.serialize_field("maxLength", &self.max_length)?;
-        } else {
-            state.skip_field("maxLength")?;
+        if ::std::matches!(self.max_length, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("maxLength", &self.max_length)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.min_length.is_some() {
-            state.serialize_field("minLength", &self.min_length)?;
-        } else {
-            state.skip_field("minLength")?;
+        if ::std::matches!(self.min_length, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("minLength", &self.min_length)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6166,96 +5345,50 @@ impl crate::support::FromValue for StringSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<StringSchemaFormat>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<StringSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct StringSchema",
             ::std::option::Option::Some(
                 &["description", "format", "maxLength", "minLength", "title", "type"],
             ),
+            &["description", "format", "maxLength", "minLength", "title", "type"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "format" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxLength" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "minLength" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field5) = field5 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            description: field0.unwrap_or_default(),
-            format: field1.unwrap_or_default(),
-            max_length: field2.unwrap_or_default(),
-            min_length: field3.unwrap_or_default(),
-            title: field4.unwrap_or_default(),
+            description: field0.0,
+            format: field1.0,
+            max_length: field2.0,
+            min_length: field3.0,
+            title: field4.0,
             type_: field5,
         })
     }
@@ -6300,37 +5433,63 @@ impl ::serde::Serialize for Tool {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
-            + usize::from(self.output_schema.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Tool", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.output_schema, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Tool", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("inputSchema", &self.input_schema)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("inputSchema", &self.input_schema)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("name", &self.name)?;
-        if self.output_schema.is_some() {
-            state.serialize_field("outputSchema", &self.output_schema)?;
-        } else {
-            state.skip_field("outputSchema")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.output_schema, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("outputSchema", &self.output_schema)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -6339,7 +5498,26 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ToolAnnotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<ToolInputSchema> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<ToolOutputSchema>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Tool",
             ::std::option::Option::Some(
@@ -6353,91 +5531,27 @@ impl crate::support::FromValue for Tool {
                     "title",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "inputSchema",
+                "_meta",
+                "name",
+                "outputSchema",
+                "title",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "outputSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -6448,13 +5562,13 @@ impl crate::support::FromValue for Tool {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
             input_schema: field2,
-            meta: field3.unwrap_or_default(),
+            meta: field3.0,
             name: field4,
-            output_schema: field5.unwrap_or_default(),
-            title: field6.unwrap_or_default(),
+            output_schema: field5.0,
+            title: field6.0,
         })
     }
 }
@@ -6515,61 +5629,35 @@ impl crate::support::FromValue for ToolOutputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<ToolOutputSchemaType> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolOutputSchema",
             ::std::option::Option::None,
+            &["properties", "required", "type"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "properties" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "required" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            properties: field0.unwrap_or_default(),
-            required: field1.unwrap_or_default(),
+            properties: field0.0,
+            required: field1.0,
             type_: field2,
             extra: rest,
         })

@@ -96,65 +96,20 @@ impl crate::support::FromValue for CallToolRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CallToolRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<CallToolRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -208,24 +163,42 @@ impl ::serde::Serialize for CallToolRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.arguments.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.task.is_some());
-        let mut state = serializer.serialize_struct("CallToolRequestParams", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.task, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("CallToolRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.task.is_some() {
-            state.serialize_field("task", &self.task)?;
-        } else {
-            state.skip_field("task")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.task, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("task", &self.task)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -234,71 +207,36 @@ impl crate::support::FromValue for CallToolRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<CallToolRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<::std::option::Option<TaskMetadata>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolRequestParams",
             ::std::option::Option::Some(&["arguments", "_meta", "name", "task"]),
+            &["arguments", "_meta", "name", "task"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "arguments" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "task" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            arguments: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
+            arguments: field0.0,
+            meta: field1.0,
             name: field2,
-            task: field3.unwrap_or_default(),
+            task: field3.0,
         })
     }
 }
@@ -348,35 +286,22 @@ impl crate::support::FromValue for CallToolRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -455,74 +380,39 @@ impl crate::support::FromValue for CallToolResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolResult",
             ::std::option::Option::None,
+            &["content", "isError", "_meta", "structuredContent"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "isError" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "structuredContent" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            is_error: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
-            structured_content: field3.unwrap_or_default(),
+            is_error: field1.0,
+            meta: field2.0,
+            structured_content: field3.0,
             extra: rest,
         })
     }
@@ -576,65 +466,20 @@ impl crate::support::FromValue for CancelTaskRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CancelTaskRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<CancelTaskRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelTaskRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -707,9 +552,17 @@ impl ::serde::Serialize for CancelTaskRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer.serialize_struct("CancelTaskRequestParams", len)?;
-        state.serialize_field("taskId", &self.task_id)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer.serialize_struct("CancelTaskRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -717,29 +570,16 @@ impl crate::support::FromValue for CancelTaskRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelTaskRequestParams",
             ::std::option::Option::Some(&["taskId"]),
+            &["taskId"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("taskId"));
@@ -824,109 +664,50 @@ impl crate::support::FromValue for CancelTaskResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field7: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelTaskResult",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollInterval",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttl",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollInterval" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttl" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -950,10 +731,10 @@ impl crate::support::FromValue for CancelTaskResult {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval: field3.0,
             status: field4,
-            status_message: field5.unwrap_or_default(),
+            status_message: field5.0,
             task_id: field6,
             ttl: field7,
             extra: rest,
@@ -1015,54 +796,19 @@ impl crate::support::FromValue for CancelledNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<CancelledNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CancelledNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelledNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -1110,24 +856,40 @@ impl ::serde::Serialize for CancelledNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some())
-            + usize::from(self.reason.is_some())
-            + usize::from(self.request_id.is_some());
-        let mut state = serializer.serialize_struct("CancelledNotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.reason, ::std::option::Option::Some(_)),
+                ::std::matches!(self.request_id, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("CancelledNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.reason.is_some() {
-            state.serialize_field("reason", &self.reason)?;
-        } else {
-            state.skip_field("reason")?;
+        if ::std::matches!(self.reason, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("reason", &self.reason)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.request_id.is_some() {
-            state.serialize_field("requestId", &self.request_id)?;
-        } else {
-            state.skip_field("requestId")?;
+        if ::std::matches!(self.request_id, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestId", &self.request_id)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -1136,56 +898,31 @@ impl crate::support::FromValue for CancelledNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelledNotificationParams",
             ::std::option::Option::Some(&["_meta", "reason", "requestId"]),
+            &["_meta", "reason", "requestId"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "reason" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            reason: field1.unwrap_or_default(),
-            request_id: field2.unwrap_or_default(),
+            meta: field0.0,
+            reason: field1.0,
+            request_id: field2.0,
         })
     }
 }
@@ -1217,35 +954,54 @@ impl ::serde::Serialize for ClientCapabilities {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.elicitation.is_some())
-            + usize::from(self.experimental.is_some())
-            + usize::from(self.roots.is_some()) + usize::from(self.sampling.is_some())
-            + usize::from(self.tasks.is_some());
-        let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
-        if self.elicitation.is_some() {
-            state.serialize_field("elicitation", &self.elicitation)?;
-        } else {
-            state.skip_field("elicitation")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.elicitation, ::std::option::Option::Some(_)),
+                ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                ::std::matches!(self.roots, ::std::option::Option::Some(_)),
+                ::std::matches!(self.sampling, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tasks, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ClientCapabilities", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.elicitation, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("elicitation", &self.elicitation)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.experimental.is_some() {
-            state.serialize_field("experimental", &self.experimental)?;
-        } else {
-            state.skip_field("experimental")?;
+        if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("experimental", &self.experimental)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.roots.is_some() {
-            state.serialize_field("roots", &self.roots)?;
-        } else {
-            state.skip_field("roots")?;
+        if ::std::matches!(self.roots, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("roots", &self.roots)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.sampling.is_some() {
-            state.serialize_field("sampling", &self.sampling)?;
-        } else {
-            state.skip_field("sampling")?;
+        if ::std::matches!(self.sampling, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("sampling", &self.sampling)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tasks.is_some() {
-            state.serialize_field("tasks", &self.tasks)?;
-        } else {
-            state.skip_field("tasks")?;
+        if ::std::matches!(self.tasks, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tasks", &self.tasks)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -1254,82 +1010,44 @@ impl crate::support::FromValue for ClientCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesElicitation>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesRoots>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesSampling>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesTasks>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ClientCapabilities",
             ::std::option::Option::Some(
                 &["elicitation", "experimental", "roots", "sampling", "tasks"],
             ),
+            &["elicitation", "experimental", "roots", "sampling", "tasks"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "elicitation" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "experimental" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "roots" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "sampling" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tasks" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            elicitation: field0.unwrap_or_default(),
-            experimental: field1.unwrap_or_default(),
-            roots: field2.unwrap_or_default(),
-            sampling: field3.unwrap_or_default(),
-            tasks: field4.unwrap_or_default(),
+            elicitation: field0.0,
+            experimental: field1.0,
+            roots: field2.0,
+            sampling: field3.0,
+            tasks: field4.0,
         })
     }
 }
@@ -1359,23 +1077,39 @@ impl ::serde::Serialize for ClientCapabilitiesTasks {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.cancel.is_some())
-            + usize::from(self.list.is_some()) + usize::from(self.requests.is_some());
-        let mut state = serializer.serialize_struct("ClientCapabilitiesTasks", len)?;
-        if self.cancel.is_some() {
-            state.serialize_field("cancel", &self.cancel)?;
-        } else {
-            state.skip_field("cancel")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.cancel, ::std::option::Option::Some(_)),
+                ::std::matches!(self.list, ::std::option::Option::Some(_)),
+                ::std::matches!(self.requests, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ClientCapabilitiesTasks", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.cancel, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("cancel", &self.cancel)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.list.is_some() {
-            state.serialize_field("list", &self.list)?;
-        } else {
-            state.skip_field("list")?;
+        if ::std::matches!(self.list, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("list", &self.list)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.requests.is_some() {
-            state.serialize_field("requests", &self.requests)?;
-        } else {
-            state.skip_field("requests")?;
+        if ::std::matches!(self.requests, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requests", &self.requests)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -1384,56 +1118,33 @@ impl crate::support::FromValue for ClientCapabilitiesTasks {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesTasksRequests>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ClientCapabilitiesTasks",
             ::std::option::Option::Some(&["cancel", "list", "requests"]),
+            &["cancel", "list", "requests"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "cancel" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "list" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requests" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            cancel: field0.unwrap_or_default(),
-            list: field1.unwrap_or_default(),
-            requests: field2.unwrap_or_default(),
+            cancel: field0.0,
+            list: field1.0,
+            requests: field2.0,
         })
     }
 }
@@ -1456,19 +1167,32 @@ impl ::serde::Serialize for ClientCapabilitiesTasksRequests {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.elicitation.is_some())
-            + usize::from(self.sampling.is_some());
-        let mut state = serializer
-            .serialize_struct("ClientCapabilitiesTasksRequests", len)?;
-        if self.elicitation.is_some() {
-            state.serialize_field("elicitation", &self.elicitation)?;
-        } else {
-            state.skip_field("elicitation")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.elicitation, ::std::option::Option::Some(_)),
+                ::std::matches!(self.sampling, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("ClientCapabilitiesTasksRequests", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.elicitation, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("elicitation", &self.elicitation)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.sampling.is_some() {
-            state.serialize_field("sampling", &self.sampling)?;
-        } else {
-            state.skip_field("sampling")?;
+        if ::std::matches!(self.sampling, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("sampling", &self.sampling)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -1477,44 +1201,25 @@ impl crate::support::FromValue for ClientCapabilitiesTasksRequests {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesTasksRequestsElicitation>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesTasksRequestsSampling>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ClientCapabilitiesTasksRequests",
             ::std::option::Option::Some(&["elicitation", "sampling"]),
+            &["elicitation", "sampling"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "elicitation" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "sampling" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            elicitation: field0.unwrap_or_default(),
-            sampling: field1.unwrap_or_default(),
+            elicitation: field0.0,
+            sampling: field1.0,
         })
     }
 }
@@ -1539,13 +1244,22 @@ impl ::serde::Serialize for ClientCapabilitiesTasksRequestsElicitation {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.create.is_some());
-        let mut state = serializer
-            .serialize_struct("ClientCapabilitiesTasksRequestsElicitation", len)?;
-        if self.create.is_some() {
-            state.serialize_field("create", &self.create)?;
-        } else {
-            state.skip_field("create")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.create, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("ClientCapabilitiesTasksRequestsElicitation", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.create, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("create", &self.create)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -1554,33 +1268,22 @@ impl crate::support::FromValue for ClientCapabilitiesTasksRequestsElicitation {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ClientCapabilitiesTasksRequestsElicitation",
             ::std::option::Option::Some(&["create"]),
+            &["create"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "create" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            create: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { create: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesTasksRequestsElicitation {
@@ -1604,13 +1307,22 @@ impl ::serde::Serialize for ClientCapabilitiesTasksRequestsSampling {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.create_message.is_some());
-        let mut state = serializer
-            .serialize_struct("ClientCapabilitiesTasksRequestsSampling", len)?;
-        if self.create_message.is_some() {
-            state.serialize_field("createMessage", &self.create_message)?;
-        } else {
-            state.skip_field("createMessage")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.create_message, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("ClientCapabilitiesTasksRequestsSampling", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.create_message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("createMessage", &self.create_message)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -1619,33 +1331,22 @@ impl crate::support::FromValue for ClientCapabilitiesTasksRequestsSampling {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ClientCapabilitiesTasksRequestsSampling",
             ::std::option::Option::Some(&["createMessage"]),
+            &["createMessage"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "createMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            create_message: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { create_message: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesTasksRequestsSampling {
@@ -2428,65 +2129,20 @@ impl crate::support::FromValue for CompleteRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CompleteRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<CompleteRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompleteRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -2530,21 +2186,39 @@ impl ::serde::Serialize for CompleteRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.context.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
-        state.serialize_field("argument", &self.argument)?;
-        if self.context.is_some() {
-            state.serialize_field("context", &self.context)?;
-        } else {
-            state.skip_field("context")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.context, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("CompleteRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("argument", &self.argument)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("context", &self.context)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("ref", &self.ref_)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("ref", &self.ref_) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2552,62 +2226,23 @@ impl crate::support::FromValue for CompleteRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CompleteRequestParamsArgument> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<CompleteRequestParamsContext>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<CompleteRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<CompleteRequestParamsRef> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompleteRequestParams",
             ::std::option::Option::Some(&["argument", "context", "_meta", "ref"]),
+            &["argument", "context", "_meta", "ref"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "argument" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "context" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ref" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("argument"));
@@ -2617,8 +2252,8 @@ impl crate::support::FromValue for CompleteRequestParams {
         };
         ::std::result::Result::Ok(Self {
             argument: field0,
-            context: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
+            context: field1.0,
+            meta: field2.0,
             ref_: field3,
         })
     }
@@ -2669,35 +2304,22 @@ impl crate::support::FromValue for CompleteRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompleteRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -2868,65 +2490,20 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CreateMessageRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<CreateMessageRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -3002,66 +2579,106 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.include_context.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.metadata.is_some())
-            + usize::from(self.model_preferences.is_some())
-            + usize::from(self.stop_sequences.is_some())
-            + usize::from(self.system_prompt.is_some())
-            + usize::from(self.task.is_some()) + usize::from(self.temperature.is_some())
-            + usize::from(self.tool_choice.is_some())
-            + usize::from(self.tools.is_some());
-        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
-        if self.include_context.is_some() {
-            state.serialize_field("includeContext", &self.include_context)?;
-        } else {
-            state.skip_field("includeContext")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.include_context, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.metadata, ::std::option::Option::Some(_)),
+                ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)),
+                ::std::matches!(self.task, ::std::option::Option::Some(_)),
+                ::std::matches!(self.temperature, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tool_choice, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("CreateMessageRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.include_context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("includeContext", &self.include_context)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("maxTokens", &self.max_tokens)?;
-        state.serialize_field("messages", &self.messages)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("maxTokens", &self.max_tokens)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.metadata.is_some() {
-            state.serialize_field("metadata", &self.metadata)?;
-        } else {
-            state.skip_field("metadata")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("messages", &self.messages)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.model_preferences.is_some() {
-            state.serialize_field("modelPreferences", &self.model_preferences)?;
-        } else {
-            state.skip_field("modelPreferences")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.stop_sequences.is_some() {
-            state.serialize_field("stopSequences", &self.stop_sequences)?;
-        } else {
-            state.skip_field("stopSequences")?;
+        if ::std::matches!(self.metadata, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("metadata", &self.metadata)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.system_prompt.is_some() {
-            state.serialize_field("systemPrompt", &self.system_prompt)?;
-        } else {
-            state.skip_field("systemPrompt")?;
+        if ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("modelPreferences", &self.model_preferences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.task.is_some() {
-            state.serialize_field("task", &self.task)?;
-        } else {
-            state.skip_field("task")?;
+        if ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("stopSequences", &self.stop_sequences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.temperature.is_some() {
-            state.serialize_field("temperature", &self.temperature)?;
-        } else {
-            state.skip_field("temperature")?;
+        if ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("systemPrompt", &self.system_prompt)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tool_choice.is_some() {
-            state.serialize_field("toolChoice", &self.tool_choice)?;
-        } else {
-            state.skip_field("toolChoice")?;
+        if ::std::matches!(self.task, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("task", &self.task)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tools.is_some() {
-            state.serialize_field("tools", &self.tools)?;
-        } else {
-            state.skip_field("tools")?;
+        if ::std::matches!(self.temperature, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("temperature", &self.temperature)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.tool_choice, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("toolChoice", &self.tool_choice)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tools", &self.tools)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -3070,7 +2687,41 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<CreateMessageRequestParamsIncludeContext>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<CreateMessageRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: crate::support::Member<
+            ::std::option::Option<ModelPreferences>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: crate::support::Member<::std::option::Option<TaskMetadata>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field9: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field10: crate::support::Member<::std::option::Option<ToolChoice>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field11: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Tool>>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -3089,146 +2740,37 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "tools",
                 ],
             ),
+            &[
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "_meta",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "task",
+                "temperature",
+                "toolChoice",
+                "tools",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+                &mut field9,
+                &mut field10,
+                &mut field11,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut field9 = ::std::option::Option::None;
-        let mut field10 = ::std::option::Option::None;
-        let mut field11 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "includeContext" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxTokens" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "messages" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "metadata" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "modelPreferences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopSequences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "systemPrompt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "task" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "temperature" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field9 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "toolChoice" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field10 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field11 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -3239,18 +2781,18 @@ impl crate::support::FromValue for CreateMessageRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("messages"));
         };
         ::std::result::Result::Ok(Self {
-            include_context: field0.unwrap_or_default(),
+            include_context: field0.0,
             max_tokens: field1,
             messages: field2,
-            meta: field3.unwrap_or_default(),
-            metadata: field4.unwrap_or_default(),
-            model_preferences: field5.unwrap_or_default(),
-            stop_sequences: field6.unwrap_or_default(),
-            system_prompt: field7.unwrap_or_default(),
-            task: field8.unwrap_or_default(),
-            temperature: field9.unwrap_or_default(),
-            tool_choice: field10.unwrap_or_default(),
-            tools: field11.unwrap_or_default(),
+            meta: field3.0,
+            metadata: field4.0,
+            model_preferences: field5.0,
+            stop_sequences: field6.0,
+            system_prompt: field7.0,
+            task: field8.0,
+            temperature: field9.0,
+            tool_choice: field10.0,
+            tools: field11.0,
         })
     }
 }
@@ -3300,35 +2842,22 @@ impl crate::support::FromValue for CreateMessageRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -3403,76 +2932,27 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CreateMessageResultContent> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<Role> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
+            &["content", "_meta", "model", "role", "stopReason"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "model" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopReason" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -3485,10 +2965,10 @@ impl crate::support::FromValue for CreateMessageResult {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             model: field2,
             role: field3,
-            stop_reason: field4.unwrap_or_default(),
+            stop_reason: field4.0,
             extra: rest,
         })
     }
@@ -3670,49 +3150,28 @@ impl crate::support::FromValue for CreateTaskResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<Task> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateTaskResult",
             ::std::option::Option::None,
+            &["_meta", "task"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "task" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("task"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             task: field1,
             extra: rest,
         })
@@ -3767,65 +3226,20 @@ impl crate::support::FromValue for ElicitRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ElicitRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<ElicitRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -3878,25 +3292,49 @@ impl ::serde::Serialize for ElicitRequestFormParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some())
-            + usize::from(self.mode.is_some()) + usize::from(self.task.is_some());
-        let mut state = serializer.serialize_struct("ElicitRequestFormParams", len)?;
-        state.serialize_field("message", &self.message)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mode, ::std::option::Option::Some(_)),
+                ::std::matches!(self.task, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ElicitRequestFormParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.mode.is_some() {
-            state.serialize_field("mode", &self.mode)?;
-        } else {
-            state.skip_field("mode")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("requestedSchema", &self.requested_schema)?;
-        if self.task.is_some() {
-            state.serialize_field("task", &self.task)?;
-        } else {
-            state.skip_field("task")?;
+        if ::std::matches!(self.mode, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mode", &self.mode)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requestedSchema", &self.requested_schema)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.task, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("task", &self.task)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -3905,75 +3343,28 @@ impl crate::support::FromValue for ElicitRequestFormParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ElicitRequestFormParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ElicitRequestFormParamsMode>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<ElicitRequestFormParamsRequestedSchema> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<::std::option::Option<TaskMetadata>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestFormParams",
             ::std::option::Option::Some(
                 &["message", "_meta", "mode", "requestedSchema", "task"],
             ),
+            &["message", "_meta", "mode", "requestedSchema", "task"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mode" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestedSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "task" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("message"));
@@ -3985,10 +3376,10 @@ impl crate::support::FromValue for ElicitRequestFormParams {
         };
         ::std::result::Result::Ok(Self {
             message: field0,
-            meta: field1.unwrap_or_default(),
-            mode: field2.unwrap_or_default(),
+            meta: field1.0,
+            mode: field2.0,
             requested_schema: field3,
-            task: field4.unwrap_or_default(),
+            task: field4.0,
         })
     }
 }
@@ -4038,35 +3429,22 @@ impl crate::support::FromValue for ElicitRequestFormParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestFormParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -4198,23 +3576,49 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 4usize + usize::from(self.meta.is_some())
-            + usize::from(self.task.is_some());
-        let mut state = serializer.serialize_struct("ElicitRequestUrlParams", len)?;
-        state.serialize_field("elicitationId", &self.elicitation_id)?;
-        state.serialize_field("message", &self.message)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            4usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.task, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ElicitRequestUrlParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("elicitationId", &self.elicitation_id)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("mode", &self.mode)?;
-        if self.task.is_some() {
-            state.serialize_field("task", &self.task)?;
-        } else {
-            state.skip_field("task")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("url", &self.url)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("mode", &self.mode)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.task, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("task", &self.task)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("url", &self.url) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4222,86 +3626,34 @@ impl crate::support::FromValue for ElicitRequestUrlParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ElicitRequestUrlParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<ElicitRequestUrlParamsMode> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<::std::option::Option<TaskMetadata>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestUrlParams",
             ::std::option::Option::Some(
                 &["elicitationId", "message", "_meta", "mode", "task", "url"],
             ),
+            &["elicitationId", "message", "_meta", "mode", "task", "url"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "elicitationId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mode" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "task" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "url" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -4320,9 +3672,9 @@ impl crate::support::FromValue for ElicitRequestUrlParams {
         ::std::result::Result::Ok(Self {
             elicitation_id: field0,
             message: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             mode: field3,
-            task: field4.unwrap_or_default(),
+            task: field4.0,
             url: field5,
         })
     }
@@ -4373,35 +3725,22 @@ impl crate::support::FromValue for ElicitRequestUrlParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestUrlParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -4469,62 +3808,38 @@ impl crate::support::FromValue for ElicitResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ElicitResultAction> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ElicitResultContentValue,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitResult",
             ::std::option::Option::None,
+            &["action", "content", "_meta"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "action" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("action"));
         };
         ::std::result::Result::Ok(Self {
             action: field0,
-            content: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
+            content: field1.0,
+            meta: field2.0,
             extra: rest,
         })
     }
@@ -4576,54 +3891,19 @@ impl crate::support::FromValue for ElicitationCompleteNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ElicitationCompleteNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ElicitationCompleteNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitationCompleteNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -4693,10 +3973,18 @@ impl ::serde::Serialize for ElicitationCompleteNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer
-            .serialize_struct("ElicitationCompleteNotificationParams", len)?;
-        state.serialize_field("elicitationId", &self.elicitation_id)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("ElicitationCompleteNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("elicitationId", &self.elicitation_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4704,29 +3992,16 @@ impl crate::support::FromValue for ElicitationCompleteNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitationCompleteNotificationParams",
             ::std::option::Option::Some(&["elicitationId"]),
+            &["elicitationId"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "elicitationId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -4785,65 +4060,20 @@ impl crate::support::FromValue for GetPromptRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<GetPromptRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<GetPromptRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -4890,20 +4120,36 @@ impl ::serde::Serialize for GetPromptRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.arguments.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("GetPromptRequestParams", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("GetPromptRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4911,58 +4157,34 @@ impl crate::support::FromValue for GetPromptRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::std::string::String,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<GetPromptRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptRequestParams",
             ::std::option::Option::Some(&["arguments", "_meta", "name"]),
+            &["arguments", "_meta", "name"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "arguments" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            arguments: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
+            arguments: field0.0,
+            meta: field1.0,
             name: field2,
         })
     }
@@ -5013,35 +4235,22 @@ impl crate::support::FromValue for GetPromptRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -5101,62 +4310,33 @@ impl crate::support::FromValue for GetPromptResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptResult",
             ::std::option::Option::None,
+            &["description", "messages", "_meta"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "messages" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("messages"));
         };
         ::std::result::Result::Ok(Self {
-            description: field0.unwrap_or_default(),
+            description: field0.0,
             messages: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             extra: rest,
         })
     }
@@ -5210,65 +4390,20 @@ impl crate::support::FromValue for GetTaskPayloadRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<GetTaskPayloadRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<GetTaskPayloadRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskPayloadRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -5341,9 +4476,18 @@ impl ::serde::Serialize for GetTaskPayloadRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer.serialize_struct("GetTaskPayloadRequestParams", len)?;
-        state.serialize_field("taskId", &self.task_id)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("GetTaskPayloadRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5351,29 +4495,16 @@ impl crate::support::FromValue for GetTaskPayloadRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskPayloadRequestParams",
             ::std::option::Option::Some(&["taskId"]),
+            &["taskId"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("taskId"));
@@ -5431,35 +4562,24 @@ impl crate::support::FromValue for GetTaskPayloadResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskPayloadResult",
             ::std::option::Option::None,
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             extra: rest,
         })
     }
@@ -5513,65 +4633,20 @@ impl crate::support::FromValue for GetTaskRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<GetTaskRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<GetTaskRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -5644,9 +4719,16 @@ impl ::serde::Serialize for GetTaskRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer.serialize_struct("GetTaskRequestParams", len)?;
-        state.serialize_field("taskId", &self.task_id)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer.serialize_struct("GetTaskRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5654,29 +4736,16 @@ impl crate::support::FromValue for GetTaskRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskRequestParams",
             ::std::option::Option::Some(&["taskId"]),
+            &["taskId"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("taskId"));
@@ -5761,109 +4830,50 @@ impl crate::support::FromValue for GetTaskResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field7: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskResult",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollInterval",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttl",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollInterval" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttl" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -5887,10 +4897,10 @@ impl crate::support::FromValue for GetTaskResult {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval: field3.0,
             status: field4,
-            status_message: field5.unwrap_or_default(),
+            status_message: field5.0,
             task_id: field6,
             ttl: field7,
             extra: rest,
@@ -5946,65 +4956,20 @@ impl crate::support::FromValue for InitializeRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<InitializeRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<InitializeRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InitializeRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -6049,16 +5014,37 @@ impl ::serde::Serialize for InitializeRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("InitializeRequestParams", len)?;
-        state.serialize_field("capabilities", &self.capabilities)?;
-        state.serialize_field("clientInfo", &self.client_info)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            3usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("InitializeRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("capabilities", &self.capabilities)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("protocolVersion", &self.protocol_version)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("clientInfo", &self.client_info)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("protocolVersion", &self.protocol_version)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6066,64 +5052,23 @@ impl crate::support::FromValue for InitializeRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ClientCapabilities> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<InitializeRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InitializeRequestParams",
             ::std::option::Option::Some(
                 &["capabilities", "clientInfo", "_meta", "protocolVersion"],
             ),
+            &["capabilities", "clientInfo", "_meta", "protocolVersion"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "capabilities" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "clientInfo" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "protocolVersion" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -6143,7 +5088,7 @@ impl crate::support::FromValue for InitializeRequestParams {
         ::std::result::Result::Ok(Self {
             capabilities: field0,
             client_info: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             protocol_version: field3,
         })
     }
@@ -6194,35 +5139,22 @@ impl crate::support::FromValue for InitializeRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InitializeRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -6289,76 +5221,27 @@ impl crate::support::FromValue for InitializeResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ServerCapabilities> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InitializeResult",
             ::std::option::Option::None,
+            &["capabilities", "instructions", "_meta", "protocolVersion", "serverInfo"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "capabilities" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "instructions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "protocolVersion" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "serverInfo" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -6377,8 +5260,8 @@ impl crate::support::FromValue for InitializeResult {
         };
         ::std::result::Result::Ok(Self {
             capabilities: field0,
-            instructions: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
+            instructions: field1.0,
+            meta: field2.0,
             protocol_version: field3,
             server_info: field4,
             extra: rest,
@@ -6434,54 +5317,21 @@ impl crate::support::FromValue for InitializedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<InitializedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InitializedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -6492,7 +5342,7 @@ impl crate::support::FromValue for InitializedNotification {
         ::std::result::Result::Ok(Self {
             jsonrpc: field0,
             method: field1,
-            params: field2.unwrap_or_default(),
+            params: field2.0,
             extra: rest,
         })
     }
@@ -6755,11 +5605,24 @@ impl ::serde::Serialize for JsonrpcResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("JsonrpcResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("JsonrpcResultResponse", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6767,51 +5630,18 @@ impl crate::support::FromValue for JsonrpcResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<BaseResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct JsonrpcResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -6880,65 +5710,22 @@ impl crate::support::FromValue for ListPromptsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListPromptsRequestMethod> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<PaginatedRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListPromptsRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -6953,7 +5740,7 @@ impl crate::support::FromValue for ListPromptsRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
             extra: rest,
         })
     }
@@ -7014,61 +5801,32 @@ impl crate::support::FromValue for ListPromptsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListPromptsResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "prompts"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "prompts" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("prompts"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             prompts: field2,
             extra: rest,
         })
@@ -7125,65 +5883,22 @@ impl crate::support::FromValue for ListResourceTemplatesRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListResourceTemplatesRequestMethod> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<PaginatedRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourceTemplatesRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -7198,7 +5913,7 @@ impl crate::support::FromValue for ListResourceTemplatesRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
             extra: rest,
         })
     }
@@ -7259,54 +5974,25 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<ResourceTemplate>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourceTemplatesResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "resourceTemplates"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resourceTemplates" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -7314,8 +6000,8 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             resource_templates: field2,
             extra: rest,
         })
@@ -7372,65 +6058,22 @@ impl crate::support::FromValue for ListResourcesRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListResourcesRequestMethod> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<PaginatedRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourcesRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -7445,7 +6088,7 @@ impl crate::support::FromValue for ListResourcesRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
             extra: rest,
         })
     }
@@ -7506,54 +6149,25 @@ impl crate::support::FromValue for ListResourcesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<Resource>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourcesResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "resources"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resources" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -7561,8 +6175,8 @@ impl crate::support::FromValue for ListResourcesResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             resources: field2,
             extra: rest,
         })
@@ -7625,65 +6239,22 @@ impl crate::support::FromValue for ListRootsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListRootsRequestMethod> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<::std::option::Option<RequestParams>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -7698,7 +6269,7 @@ impl crate::support::FromValue for ListRootsRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
             extra: rest,
         })
     }
@@ -7754,65 +6325,22 @@ impl crate::support::FromValue for ListTasksRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListTasksRequestMethod> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<PaginatedRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListTasksRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -7827,7 +6355,7 @@ impl crate::support::FromValue for ListTasksRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
             extra: rest,
         })
     }
@@ -7919,61 +6447,32 @@ impl crate::support::FromValue for ListTasksResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<Task>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListTasksResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "tasks"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tasks" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("tasks"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             tasks: field2,
             extra: rest,
         })
@@ -8030,65 +6529,22 @@ impl crate::support::FromValue for ListToolsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListToolsRequestMethod> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<PaginatedRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListToolsRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -8103,7 +6559,7 @@ impl crate::support::FromValue for ListToolsRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
             extra: rest,
         })
     }
@@ -8164,61 +6620,32 @@ impl crate::support::FromValue for ListToolsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListToolsResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "tools"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("tools"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             tools: field2,
             extra: rest,
         })
@@ -8271,54 +6698,19 @@ impl crate::support::FromValue for LoggingMessageNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<LoggingMessageNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<LoggingMessageNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct LoggingMessageNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -8364,21 +6756,41 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.logger.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer
-            .serialize_struct("LoggingMessageNotificationParams", len)?;
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("level", &self.level)?;
-        if self.logger.is_some() {
-            state.serialize_field("logger", &self.logger)?;
-        } else {
-            state.skip_field("logger")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.logger, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("LoggingMessageNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("level", &self.level)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.logger, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("logger", &self.logger)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -8387,62 +6799,25 @@ impl crate::support::FromValue for LoggingMessageNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct LoggingMessageNotificationParams",
             ::std::option::Option::Some(&["data", "level", "logger", "_meta"]),
+            &["data", "level", "logger", "_meta"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "level" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "logger" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -8453,8 +6828,8 @@ impl crate::support::FromValue for LoggingMessageNotificationParams {
         ::std::result::Result::Ok(Self {
             data: field0,
             level: field1,
-            logger: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
+            logger: field2.0,
+            meta: field3.0,
         })
     }
 }
@@ -8479,12 +6854,20 @@ impl ::serde::Serialize for NotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("NotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("NotificationParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -8493,33 +6876,22 @@ impl crate::support::FromValue for NotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct NotificationParams",
             ::std::option::Option::Some(&["_meta"]),
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { meta: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for NotificationParams {
@@ -8543,15 +6915,33 @@ impl ::serde::Serialize for PaginatedRequest {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.params.is_some());
-        let mut state = serializer.serialize_struct("PaginatedRequest", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("method", &self.method)?;
-        if self.params.is_some() {
-            state.serialize_field("params", &self.params)?;
-        } else {
-            state.skip_field("params")?;
+        let len = crate::support::present(
+            3usize,
+            &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("PaginatedRequest", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("method", &self.method)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("params", &self.params)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -8560,62 +6950,21 @@ impl crate::support::FromValue for PaginatedRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<PaginatedRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PaginatedRequest",
             ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -8630,7 +6979,7 @@ impl crate::support::FromValue for PaginatedRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
         })
     }
 }
@@ -8655,18 +7004,31 @@ impl ::serde::Serialize for PaginatedRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.cursor.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("PaginatedRequestParams", len)?;
-        if self.cursor.is_some() {
-            state.serialize_field("cursor", &self.cursor)?;
-        } else {
-            state.skip_field("cursor")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.cursor, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("PaginatedRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("cursor", &self.cursor)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -8675,44 +7037,25 @@ impl crate::support::FromValue for PaginatedRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<PaginatedRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PaginatedRequestParams",
             ::std::option::Option::Some(&["cursor", "_meta"]),
+            &["cursor", "_meta"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "cursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            cursor: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
+            cursor: field0.0,
+            meta: field1.0,
         })
     }
 }
@@ -8762,35 +7105,22 @@ impl crate::support::FromValue for PaginatedRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PaginatedRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -8846,65 +7176,22 @@ impl crate::support::FromValue for PingRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<PingRequestMethod> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<::std::option::Option<RequestParams>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PingRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -8919,7 +7206,7 @@ impl crate::support::FromValue for PingRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
             extra: rest,
         })
     }
@@ -8971,54 +7258,19 @@ impl crate::support::FromValue for ProgressNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ProgressNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ProgressNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ProgressNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -9066,25 +7318,50 @@ impl ::serde::Serialize for ProgressNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.message.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.total.is_some());
-        let mut state = serializer.serialize_struct("ProgressNotificationParams", len)?;
-        if self.message.is_some() {
-            state.serialize_field("message", &self.message)?;
-        } else {
-            state.skip_field("message")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.message, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.total, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("ProgressNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("message", &self.message)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("progress", &self.progress)?;
-        state.serialize_field("progressToken", &self.progress_token)?;
-        if self.total.is_some() {
-            state.serialize_field("total", &self.total)?;
-        } else {
-            state.skip_field("total")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("progress", &self.progress)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("progressToken", &self.progress_token)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.total, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("total", &self.total)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9093,75 +7370,30 @@ impl crate::support::FromValue for ProgressNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<ProgressToken> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ProgressNotificationParams",
             ::std::option::Option::Some(
                 &["message", "_meta", "progress", "progressToken", "total"],
             ),
+            &["message", "_meta", "progress", "progressToken", "total"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "progress" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "total" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("progress"));
@@ -9172,11 +7404,11 @@ impl crate::support::FromValue for ProgressNotificationParams {
             );
         };
         ::std::result::Result::Ok(Self {
-            message: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
+            message: field0.0,
+            meta: field1.0,
             progress: field2,
             progress_token: field3,
-            total: field4.unwrap_or_default(),
+            total: field4.0,
         })
     }
 }
@@ -9224,35 +7456,58 @@ impl ::serde::Serialize for Prompt {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.arguments.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Prompt", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Prompt", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9261,97 +7516,53 @@ impl crate::support::FromValue for Prompt {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<PromptArgument>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Prompt",
             ::std::option::Option::Some(
                 &["arguments", "description", "icons", "_meta", "name", "title"],
             ),
+            &["arguments", "description", "icons", "_meta", "name", "title"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "arguments" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field4) = field4 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            arguments: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
+            arguments: field0.0,
+            description: field1.0,
+            icons: field2.0,
+            meta: field3.0,
             name: field4,
-            title: field5.unwrap_or_default(),
+            title: field5.0,
         })
     }
 }
@@ -9404,54 +7615,21 @@ impl crate::support::FromValue for PromptListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<PromptListChangedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PromptListChangedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -9462,7 +7640,7 @@ impl crate::support::FromValue for PromptListChangedNotification {
         ::std::result::Result::Ok(Self {
             jsonrpc: field0,
             method: field1,
-            params: field2.unwrap_or_default(),
+            params: field2.0,
             extra: rest,
         })
     }
@@ -9489,10 +7667,20 @@ impl ::serde::Serialize for PromptMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("PromptMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        state.serialize_field("role", &self.role)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("PromptMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9500,40 +7688,17 @@ impl crate::support::FromValue for PromptMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ContentBlock> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<Role> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PromptMessage",
             ::std::option::Option::Some(&["content", "role"]),
+            &["content", "role"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -9596,65 +7761,20 @@ impl crate::support::FromValue for ReadResourceRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ReadResourceRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<ReadResourceRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ReadResourceRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -9697,14 +7817,26 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ReadResourceRequestParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("ReadResourceRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9712,46 +7844,25 @@ impl crate::support::FromValue for ReadResourceRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ReadResourceRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ReadResourceRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
+            &["_meta", "uri"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             uri: field1,
         })
     }
@@ -9802,35 +7913,22 @@ impl crate::support::FromValue for ReadResourceRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ReadResourceRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -9855,9 +7953,16 @@ impl ::serde::Serialize for RelatedTaskMetadata {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer.serialize_struct("RelatedTaskMetadata", len)?;
-        state.serialize_field("taskId", &self.task_id)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer.serialize_struct("RelatedTaskMetadata", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9865,29 +7970,16 @@ impl crate::support::FromValue for RelatedTaskMetadata {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct RelatedTaskMetadata",
             ::std::option::Option::Some(&["taskId"]),
+            &["taskId"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("taskId"));
@@ -9913,12 +8005,20 @@ impl ::serde::Serialize for RequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("RequestParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("RequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9927,33 +8027,20 @@ impl crate::support::FromValue for RequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<RequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct RequestParams",
             ::std::option::Option::Some(&["_meta"]),
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { meta: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RequestParams {
@@ -10010,48 +8097,78 @@ impl ::serde::Serialize for Resource {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Resource", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Resource", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10059,7 +8176,32 @@ impl crate::support::FromValue for Resource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Resource",
             ::std::option::Option::Some(
@@ -10075,113 +8217,31 @@ impl crate::support::FromValue for Resource {
                     "uri",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "icons",
+                "_meta",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "uri",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "size" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field5) = field5 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -10190,14 +8250,14 @@ impl crate::support::FromValue for Resource {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
-            mime_type: field4.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            icons: field2.0,
+            meta: field3.0,
+            mime_type: field4.0,
             name: field5,
-            size: field6.unwrap_or_default(),
-            title: field7.unwrap_or_default(),
+            size: field6.0,
+            title: field7.0,
             uri: field8,
         })
     }
@@ -10259,49 +8319,82 @@ impl ::serde::Serialize for ResourceLink {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ResourceLink", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceLink", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10309,7 +8402,33 @@ impl crate::support::FromValue for ResourceLink {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: ::std::option::Option<ResourceLinkType> = ::std::option::Option::None;
+        let mut field9: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceLink",
             ::std::option::Option::Some(
@@ -10326,124 +8445,33 @@ impl crate::support::FromValue for ResourceLink {
                     "uri",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "icons",
+                "_meta",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "type",
+                "uri",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+                &mut field9,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut field9 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "size" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field9 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field5) = field5 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -10455,14 +8483,14 @@ impl crate::support::FromValue for ResourceLink {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
-            mime_type: field4.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            icons: field2.0,
+            meta: field3.0,
+            mime_type: field4.0,
             name: field5,
-            size: field6.unwrap_or_default(),
-            title: field7.unwrap_or_default(),
+            size: field6.0,
+            title: field7.0,
             type_: field8,
             uri: field9,
         })
@@ -10517,54 +8545,21 @@ impl crate::support::FromValue for ResourceListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ResourceListChangedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceListChangedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -10575,7 +8570,7 @@ impl crate::support::FromValue for ResourceListChangedNotification {
         ::std::result::Result::Ok(Self {
             jsonrpc: field0,
             method: field1,
-            params: field2.unwrap_or_default(),
+            params: field2.0,
             extra: rest,
         })
     }
@@ -10600,14 +8595,24 @@ impl ::serde::Serialize for ResourceRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ResourceRequestParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ResourceRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10615,46 +8620,25 @@ impl crate::support::FromValue for ResourceRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ResourceRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
+            &["_meta", "uri"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             uri: field1,
         })
     }
@@ -10705,35 +8689,22 @@ impl crate::support::FromValue for ResourceRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -10788,43 +8759,72 @@ impl ::serde::Serialize for ResourceTemplate {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ResourceTemplate", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceTemplate", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("uriTemplate", &self.uri_template)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("uriTemplate", &self.uri_template)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10832,7 +8832,29 @@ impl crate::support::FromValue for ResourceTemplate {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceTemplate",
             ::std::option::Option::Some(
@@ -10847,102 +8869,29 @@ impl crate::support::FromValue for ResourceTemplate {
                     "uriTemplate",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "icons",
+                "_meta",
+                "mimeType",
+                "name",
+                "title",
+                "uriTemplate",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uriTemplate" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field5) = field5 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -10953,13 +8902,13 @@ impl crate::support::FromValue for ResourceTemplate {
             );
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
-            mime_type: field4.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            icons: field2.0,
+            meta: field3.0,
+            mime_type: field4.0,
             name: field5,
-            title: field6.unwrap_or_default(),
+            title: field6.0,
             uri_template: field7,
         })
     }
@@ -11011,54 +8960,19 @@ impl crate::support::FromValue for ResourceUpdatedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ResourceUpdatedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ResourceUpdatedNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceUpdatedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -11100,15 +9014,26 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer
-            .serialize_struct("ResourceUpdatedNotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("ResourceUpdatedNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -11116,46 +9041,27 @@ impl crate::support::FromValue for ResourceUpdatedNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceUpdatedNotificationParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
+            &["_meta", "uri"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             uri: field1,
         })
     }
@@ -11211,54 +9117,21 @@ impl crate::support::FromValue for RootsListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<RootsListChangedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct RootsListChangedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -11269,7 +9142,7 @@ impl crate::support::FromValue for RootsListChangedNotification {
         ::std::result::Result::Ok(Self {
             jsonrpc: field0,
             method: field1,
-            params: field2.unwrap_or_default(),
+            params: field2.0,
             extra: rest,
         })
     }
@@ -11297,15 +9170,30 @@ impl ::serde::Serialize for SamplingMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("SamplingMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("role", &self.role)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -11313,51 +9201,22 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<SamplingMessageContent> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<Role> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "_meta", "role"]),
+            &["content", "_meta", "role"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -11367,7 +9226,7 @@ impl crate::support::FromValue for SamplingMessage {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             role: field2,
         })
     }
@@ -11654,46 +9513,70 @@ impl ::serde::Serialize for ServerCapabilities {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.completions.is_some())
-            + usize::from(self.experimental.is_some())
-            + usize::from(self.logging.is_some()) + usize::from(self.prompts.is_some())
-            + usize::from(self.resources.is_some()) + usize::from(self.tasks.is_some())
-            + usize::from(self.tools.is_some());
-        let mut state = serializer.serialize_struct("ServerCapabilities", len)?;
-        if self.completions.is_some() {
-            state.serialize_field("completions", &self.completions)?;
-        } else {
-            state.skip_field("completions")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.completions, ::std::option::Option::Some(_)),
+                ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                ::std::matches!(self.logging, ::std::option::Option::Some(_)),
+                ::std::matches!(self.prompts, ::std::option::Option::Some(_)),
+                ::std::matches!(self.resources, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tasks, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ServerCapabilities", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.completions, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("completions", &self.completions)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.experimental.is_some() {
-            state.serialize_field("experimental", &self.experimental)?;
-        } else {
-            state.skip_field("experimental")?;
+        if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("experimental", &self.experimental)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.logging.is_some() {
-            state.serialize_field("logging", &self.logging)?;
-        } else {
-            state.skip_field("logging")?;
+        if ::std::matches!(self.logging, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("logging", &self.logging)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.prompts.is_some() {
-            state.serialize_field("prompts", &self.prompts)?;
-        } else {
-            state.skip_field("prompts")?;
+        if ::std::matches!(self.prompts, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("prompts", &self.prompts)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.resources.is_some() {
-            state.serialize_field("resources", &self.resources)?;
-        } else {
-            state.skip_field("resources")?;
+        if ::std::matches!(self.resources, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("resources", &self.resources)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tasks.is_some() {
-            state.serialize_field("tasks", &self.tasks)?;
-        } else {
-            state.skip_field("tasks")?;
+        if ::std::matches!(self.tasks, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tasks", &self.tasks)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tools.is_some() {
-            state.serialize_field("tools", &self.tools)?;
-        } else {
-            state.skip_field("tools")?;
+        if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tools", &self.tools)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -11702,7 +9585,37 @@ impl crate::support::FromValue for ServerCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<ServerCapabilitiesPrompts>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<ServerCapabilitiesResources>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: crate::support::Member<
+            ::std::option::Option<ServerCapabilitiesTasks>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: crate::support::Member<
+            ::std::option::Option<ServerCapabilitiesTools>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ServerCapabilities",
             ::std::option::Option::Some(
@@ -11716,100 +9629,36 @@ impl crate::support::FromValue for ServerCapabilities {
                     "tools",
                 ],
             ),
+            &[
+                "completions",
+                "experimental",
+                "logging",
+                "prompts",
+                "resources",
+                "tasks",
+                "tools",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "completions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "experimental" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "logging" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "prompts" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resources" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tasks" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            completions: field0.unwrap_or_default(),
-            experimental: field1.unwrap_or_default(),
-            logging: field2.unwrap_or_default(),
-            prompts: field3.unwrap_or_default(),
-            resources: field4.unwrap_or_default(),
-            tasks: field5.unwrap_or_default(),
-            tools: field6.unwrap_or_default(),
+            completions: field0.0,
+            experimental: field1.0,
+            logging: field2.0,
+            prompts: field3.0,
+            resources: field4.0,
+            tasks: field5.0,
+            tools: field6.0,
         })
     }
 }
@@ -11839,23 +9688,39 @@ impl ::serde::Serialize for ServerCapabilitiesTasks {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.cancel.is_some())
-            + usize::from(self.list.is_some()) + usize::from(self.requests.is_some());
-        let mut state = serializer.serialize_struct("ServerCapabilitiesTasks", len)?;
-        if self.cancel.is_some() {
-            state.serialize_field("cancel", &self.cancel)?;
-        } else {
-            state.skip_field("cancel")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.cancel, ::std::option::Option::Some(_)),
+                ::std::matches!(self.list, ::std::option::Option::Some(_)),
+                ::std::matches!(self.requests, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ServerCapabilitiesTasks", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.cancel, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("cancel", &self.cancel)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.list.is_some() {
-            state.serialize_field("list", &self.list)?;
-        } else {
-            state.skip_field("list")?;
+        if ::std::matches!(self.list, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("list", &self.list)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.requests.is_some() {
-            state.serialize_field("requests", &self.requests)?;
-        } else {
-            state.skip_field("requests")?;
+        if ::std::matches!(self.requests, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requests", &self.requests)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -11864,56 +9729,33 @@ impl crate::support::FromValue for ServerCapabilitiesTasks {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ServerCapabilitiesTasksRequests>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ServerCapabilitiesTasks",
             ::std::option::Option::Some(&["cancel", "list", "requests"]),
+            &["cancel", "list", "requests"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "cancel" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "list" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requests" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            cancel: field0.unwrap_or_default(),
-            list: field1.unwrap_or_default(),
-            requests: field2.unwrap_or_default(),
+            cancel: field0.0,
+            list: field1.0,
+            requests: field2.0,
         })
     }
 }
@@ -11935,13 +9777,22 @@ impl ::serde::Serialize for ServerCapabilitiesTasksRequests {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.tools.is_some());
-        let mut state = serializer
-            .serialize_struct("ServerCapabilitiesTasksRequests", len)?;
-        if self.tools.is_some() {
-            state.serialize_field("tools", &self.tools)?;
-        } else {
-            state.skip_field("tools")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.tools, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("ServerCapabilitiesTasksRequests", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tools", &self.tools)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -11950,33 +9801,20 @@ impl crate::support::FromValue for ServerCapabilitiesTasksRequests {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ServerCapabilitiesTasksRequestsTools>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ServerCapabilitiesTasksRequests",
             ::std::option::Option::Some(&["tools"]),
+            &["tools"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            tools: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { tools: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesTasksRequests {
@@ -12000,13 +9838,22 @@ impl ::serde::Serialize for ServerCapabilitiesTasksRequestsTools {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.call.is_some());
-        let mut state = serializer
-            .serialize_struct("ServerCapabilitiesTasksRequestsTools", len)?;
-        if self.call.is_some() {
-            state.serialize_field("call", &self.call)?;
-        } else {
-            state.skip_field("call")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.call, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("ServerCapabilitiesTasksRequestsTools", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.call, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("call", &self.call)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -12015,33 +9862,22 @@ impl crate::support::FromValue for ServerCapabilitiesTasksRequestsTools {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ServerCapabilitiesTasksRequestsTools",
             ::std::option::Option::Some(&["call"]),
+            &["call"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "call" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            call: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { call: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesTasksRequestsTools {
@@ -12892,65 +10728,20 @@ impl crate::support::FromValue for SetLevelRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<SetLevelRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<SetLevelRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SetLevelRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -12993,13 +10784,25 @@ impl ::serde::Serialize for SetLevelRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("SetLevelRequestParams", len)?;
-        state.serialize_field("level", &self.level)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("SetLevelRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("level", &self.level)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -13008,47 +10811,26 @@ impl crate::support::FromValue for SetLevelRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<SetLevelRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SetLevelRequestParams",
             ::std::option::Option::Some(&["level", "_meta"]),
+            &["level", "_meta"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "level" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("level"));
         };
         ::std::result::Result::Ok(Self {
             level: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
         })
     }
 }
@@ -13098,35 +10880,22 @@ impl crate::support::FromValue for SetLevelRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SetLevelRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -13180,65 +10949,20 @@ impl crate::support::FromValue for SubscribeRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<SubscribeRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<SubscribeRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscribeRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -13281,14 +11005,25 @@ impl ::serde::Serialize for SubscribeRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("SubscribeRequestParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("SubscribeRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13296,46 +11031,25 @@ impl crate::support::FromValue for SubscribeRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<SubscribeRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscribeRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
+            &["_meta", "uri"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             uri: field1,
         })
     }
@@ -13386,35 +11100,22 @@ impl crate::support::FromValue for SubscribeRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscribeRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -13454,24 +11155,54 @@ impl ::serde::Serialize for Task {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 5usize + usize::from(self.poll_interval.is_some())
-            + usize::from(self.status_message.is_some());
-        let mut state = serializer.serialize_struct("Task", len)?;
-        state.serialize_field("createdAt", &self.created_at)?;
-        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
-        if self.poll_interval.is_some() {
-            state.serialize_field("pollInterval", &self.poll_interval)?;
-        } else {
-            state.skip_field("pollInterval")?;
+        let len = crate::support::present(
+            5usize,
+            &[
+                ::std::matches!(self.poll_interval, ::std::option::Option::Some(_)),
+                ::std::matches!(self.status_message, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Task", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("createdAt", &self.created_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("status", &self.status)?;
-        if self.status_message.is_some() {
-            state.serialize_field("statusMessage", &self.status_message)?;
-        } else {
-            state.skip_field("statusMessage")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("lastUpdatedAt", &self.last_updated_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("taskId", &self.task_id)?;
-        state.serialize_field("ttl", &self.ttl)?;
+        if ::std::matches!(self.poll_interval, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("pollInterval", &self.poll_interval)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("status", &self.status)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.status_message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("statusMessage", &self.status_message)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("ttl", &self.ttl) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13479,7 +11210,18 @@ impl crate::support::FromValue for Task {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Task",
             ::std::option::Option::Some(
@@ -13493,91 +11235,27 @@ impl crate::support::FromValue for Task {
                     "ttl",
                 ],
             ),
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "pollInterval",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttl",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollInterval" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttl" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -13601,9 +11279,9 @@ impl crate::support::FromValue for Task {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            poll_interval: field2.unwrap_or_default(),
+            poll_interval: field2.0,
             status: field3,
-            status_message: field4.unwrap_or_default(),
+            status_message: field4.0,
             task_id: field5,
             ttl: field6,
         })
@@ -13634,18 +11312,32 @@ impl ::serde::Serialize for TaskAugmentedRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some())
-            + usize::from(self.task.is_some());
-        let mut state = serializer.serialize_struct("TaskAugmentedRequestParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.task, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("TaskAugmentedRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.task.is_some() {
-            state.serialize_field("task", &self.task)?;
-        } else {
-            state.skip_field("task")?;
+        if ::std::matches!(self.task, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("task", &self.task)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -13654,44 +11346,25 @@ impl crate::support::FromValue for TaskAugmentedRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<TaskAugmentedRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<::std::option::Option<TaskMetadata>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskAugmentedRequestParams",
             ::std::option::Option::Some(&["_meta", "task"]),
+            &["_meta", "task"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "task" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            task: field1.unwrap_or_default(),
+            meta: field0.0,
+            task: field1.0,
         })
     }
 }
@@ -13741,35 +11414,22 @@ impl crate::support::FromValue for TaskAugmentedRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskAugmentedRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -13794,12 +11454,20 @@ impl ::serde::Serialize for TaskMetadata {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.ttl.is_some());
-        let mut state = serializer.serialize_struct("TaskMetadata", len)?;
-        if self.ttl.is_some() {
-            state.serialize_field("ttl", &self.ttl)?;
-        } else {
-            state.skip_field("ttl")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.ttl, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("TaskMetadata", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.ttl, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("ttl", &self.ttl)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -13808,33 +11476,20 @@ impl crate::support::FromValue for TaskMetadata {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskMetadata",
             ::std::option::Option::Some(&["ttl"]),
+            &["ttl"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "ttl" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            ttl: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { ttl: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for TaskMetadata {
@@ -13971,54 +11626,19 @@ impl crate::support::FromValue for TaskStatusNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<TaskStatusNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<TaskStatusNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskStatusNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -14108,31 +11728,64 @@ impl ::serde::Serialize for TaskStatusNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 5usize + usize::from(self.meta.is_some())
-            + usize::from(self.poll_interval.is_some())
-            + usize::from(self.status_message.is_some());
-        let mut state = serializer
-            .serialize_struct("TaskStatusNotificationParams", len)?;
-        state.serialize_field("createdAt", &self.created_at)?;
-        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            5usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.poll_interval, ::std::option::Option::Some(_)),
+                ::std::matches!(self.status_message, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("TaskStatusNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("createdAt", &self.created_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.poll_interval.is_some() {
-            state.serialize_field("pollInterval", &self.poll_interval)?;
-        } else {
-            state.skip_field("pollInterval")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("lastUpdatedAt", &self.last_updated_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("status", &self.status)?;
-        if self.status_message.is_some() {
-            state.serialize_field("statusMessage", &self.status_message)?;
-        } else {
-            state.skip_field("statusMessage")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("taskId", &self.task_id)?;
-        state.serialize_field("ttl", &self.ttl)?;
+        if ::std::matches!(self.poll_interval, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("pollInterval", &self.poll_interval)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("status", &self.status)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.status_message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("statusMessage", &self.status_message)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("ttl", &self.ttl) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -14140,7 +11793,23 @@ impl crate::support::FromValue for TaskStatusNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field7: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskStatusNotificationParams",
             ::std::option::Option::Some(
@@ -14155,102 +11824,29 @@ impl crate::support::FromValue for TaskStatusNotificationParams {
                     "ttl",
                 ],
             ),
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollInterval",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttl",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollInterval" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttl" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -14274,10 +11870,10 @@ impl crate::support::FromValue for TaskStatusNotificationParams {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval: field3.0,
             status: field4,
-            status_message: field5.unwrap_or_default(),
+            status_message: field5.0,
             task_id: field6,
             ttl: field7,
         })
@@ -14335,49 +11931,79 @@ impl ::serde::Serialize for Tool {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.execution.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some())
-            + usize::from(self.output_schema.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Tool", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.execution, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.output_schema, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Tool", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.execution.is_some() {
-            state.serialize_field("execution", &self.execution)?;
-        } else {
-            state.skip_field("execution")?;
+        if ::std::matches!(self.execution, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("execution", &self.execution)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("inputSchema", &self.input_schema)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("inputSchema", &self.input_schema)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("name", &self.name)?;
-        if self.output_schema.is_some() {
-            state.serialize_field("outputSchema", &self.output_schema)?;
-        } else {
-            state.skip_field("outputSchema")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.output_schema, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("outputSchema", &self.output_schema)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -14386,7 +12012,32 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ToolAnnotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<::std::option::Option<ToolExecution>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<ToolInputSchema> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field7: crate::support::Member<
+            ::std::option::Option<ToolOutputSchema>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Tool",
             ::std::option::Option::Some(
@@ -14402,113 +12053,31 @@ impl crate::support::FromValue for Tool {
                     "title",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "execution",
+                "icons",
+                "inputSchema",
+                "_meta",
+                "name",
+                "outputSchema",
+                "title",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "execution" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "outputSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field4) = field4 else {
             return ::std::result::Result::Err(
@@ -14519,15 +12088,15 @@ impl crate::support::FromValue for Tool {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            execution: field2.unwrap_or_default(),
-            icons: field3.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            execution: field2.0,
+            icons: field3.0,
             input_schema: field4,
-            meta: field5.unwrap_or_default(),
+            meta: field5.0,
             name: field6,
-            output_schema: field7.unwrap_or_default(),
-            title: field8.unwrap_or_default(),
+            output_schema: field7.0,
+            title: field8.0,
         })
     }
 }
@@ -14558,12 +12127,20 @@ impl ::serde::Serialize for ToolExecution {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.task_support.is_some());
-        let mut state = serializer.serialize_struct("ToolExecution", len)?;
-        if self.task_support.is_some() {
-            state.serialize_field("taskSupport", &self.task_support)?;
-        } else {
-            state.skip_field("taskSupport")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.task_support, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ToolExecution", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.task_support, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("taskSupport", &self.task_support)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -14572,33 +12149,20 @@ impl crate::support::FromValue for ToolExecution {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ToolExecutionTaskSupport>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolExecution",
             ::std::option::Option::Some(&["taskSupport"]),
+            &["taskSupport"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "taskSupport" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            task_support: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { task_support: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ToolExecution {
@@ -14746,73 +12310,39 @@ impl crate::support::FromValue for ToolInputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<ToolInputSchemaType> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolInputSchema",
             ::std::option::Option::None,
+            &["properties", "required", "$schema", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "properties" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "required" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "$schema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field3) = field3 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            properties: field0.unwrap_or_default(),
-            required: field1.unwrap_or_default(),
-            schema: field2.unwrap_or_default(),
+            properties: field0.0,
+            required: field1.0,
+            schema: field2.0,
             type_: field3,
             extra: rest,
         })
@@ -14867,54 +12397,21 @@ impl crate::support::FromValue for ToolListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ToolListChangedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolListChangedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -14925,7 +12422,7 @@ impl crate::support::FromValue for ToolListChangedNotification {
         ::std::result::Result::Ok(Self {
             jsonrpc: field0,
             method: field1,
-            params: field2.unwrap_or_default(),
+            params: field2.0,
             extra: rest,
         })
     }
@@ -14994,73 +12491,39 @@ impl crate::support::FromValue for ToolOutputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<ToolOutputSchemaType> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolOutputSchema",
             ::std::option::Option::None,
+            &["properties", "required", "$schema", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "properties" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "required" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "$schema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field3) = field3 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            properties: field0.unwrap_or_default(),
-            required: field1.unwrap_or_default(),
-            schema: field2.unwrap_or_default(),
+            properties: field0.0,
+            required: field1.0,
+            schema: field2.0,
             type_: field3,
             extra: rest,
         })
@@ -15111,28 +12574,53 @@ impl ::serde::Serialize for ToolResultContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.is_error.is_some())
-            + usize::from(self.meta.is_some())
-            + usize::from(self.structured_content.is_some());
-        let mut state = serializer.serialize_struct("ToolResultContent", len)?;
-        state.serialize_field("content", &self.content)?;
-        if self.is_error.is_some() {
-            state.serialize_field("isError", &self.is_error)?;
-        } else {
-            state.skip_field("isError")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.is_error, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.structured_content, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ToolResultContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.is_error, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("isError", &self.is_error)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.structured_content.is_some() {
-            state.serialize_field("structuredContent", &self.structured_content)?;
-        } else {
-            state.skip_field("structuredContent")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("toolUseId", &self.tool_use_id)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.structured_content, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("structuredContent", &self.structured_content)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("toolUseId", &self.tool_use_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15140,7 +12628,23 @@ impl crate::support::FromValue for ToolResultContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<ToolResultContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolResultContent",
             ::std::option::Option::Some(
@@ -15153,80 +12657,18 @@ impl crate::support::FromValue for ToolResultContent {
                     "type",
                 ],
             ),
+            &["content", "isError", "_meta", "structuredContent", "toolUseId", "type"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "isError" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "structuredContent" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "toolUseId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -15241,9 +12683,9 @@ impl crate::support::FromValue for ToolResultContent {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            is_error: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
-            structured_content: field3.unwrap_or_default(),
+            is_error: field1.0,
+            meta: field2.0,
+            structured_content: field3.0,
             tool_use_id: field4,
             type_: field5,
         })
@@ -15282,17 +12724,37 @@ impl ::serde::Serialize for ToolUseContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 4usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ToolUseContent", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("input", &self.input)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            4usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ToolUseContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("name", &self.name)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("input", &self.input)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15300,73 +12762,26 @@ impl crate::support::FromValue for ToolUseContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        > = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<ToolUseContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolUseContent",
             ::std::option::Option::Some(&["id", "input", "_meta", "name", "type"]),
+            &["id", "input", "_meta", "name", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "input" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -15383,7 +12798,7 @@ impl crate::support::FromValue for ToolUseContent {
         ::std::result::Result::Ok(Self {
             id: field0,
             input: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             name: field3,
             type_: field4,
         })
@@ -15438,65 +12853,20 @@ impl crate::support::FromValue for UnsubscribeRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<UnsubscribeRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<UnsubscribeRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UnsubscribeRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -15539,14 +12909,26 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("UnsubscribeRequestParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("UnsubscribeRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15554,46 +12936,25 @@ impl crate::support::FromValue for UnsubscribeRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<UnsubscribeRequestParamsMeta>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UnsubscribeRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
+            &["_meta", "uri"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             uri: field1,
         })
     }
@@ -15644,35 +13005,22 @@ impl crate::support::FromValue for UnsubscribeRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UnsubscribeRequestParamsMeta",
             ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
+            progress_token: field0.0,
             extra: rest,
         })
     }
@@ -15697,15 +13045,32 @@ impl ::serde::Serialize for UrlElicitationRequiredError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.id.is_some());
-        let mut state = serializer.serialize_struct("UrlElicitationRequiredError", len)?;
-        state.serialize_field("error", &self.error)?;
-        if self.id.is_some() {
-            state.serialize_field("id", &self.id)?;
-        } else {
-            state.skip_field("id")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.id, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("UrlElicitationRequiredError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("error", &self.error)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        if ::std::matches!(self.id, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15713,51 +13078,20 @@ impl crate::support::FromValue for UrlElicitationRequiredError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<UrlElicitationRequiredErrorError> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UrlElicitationRequiredError",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+            &["error", "id", "jsonrpc"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "error" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("error"));
@@ -15767,7 +13101,7 @@ impl crate::support::FromValue for UrlElicitationRequiredError {
         };
         ::std::result::Result::Ok(Self {
             error: field0,
-            id: field1.unwrap_or_default(),
+            id: field1.0,
             jsonrpc: field2,
         })
     }
@@ -15793,12 +13127,26 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer
-            .serialize_struct("UrlElicitationRequiredErrorError", len)?;
-        state.serialize_field("code", &self.code)?;
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("message", &self.message)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("UrlElicitationRequiredErrorError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15806,51 +13154,18 @@ impl crate::support::FromValue for UrlElicitationRequiredErrorError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<UrlElicitationRequiredErrorErrorCode> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<UrlElicitationRequiredErrorErrorData> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UrlElicitationRequiredErrorError",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -15959,32 +13274,17 @@ impl crate::support::FromValue for UrlElicitationRequiredErrorErrorData {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<ElicitRequestUrlParams>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UrlElicitationRequiredErrorErrorData",
             ::std::option::Option::None,
+            &["elicitations"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "elicitations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(

@@ -60,22 +60,44 @@ impl ::serde::Serialize for AudioContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("AudioContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("AudioContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("data", &self.data)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("mimeType", &self.mime_type)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("mimeType", &self.mime_type)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -83,75 +105,26 @@ impl crate::support::FromValue for AudioContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<AudioContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct AudioContent",
             ::std::option::Option::Some(
                 &["annotations", "data", "_meta", "mimeType", "type"],
             ),
+            &["annotations", "data", "_meta", "mimeType", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -163,9 +136,9 @@ impl crate::support::FromValue for AudioContent {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
+            annotations: field0.0,
             data: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             mime_type: field3,
             type_: field4,
         })
@@ -235,43 +208,20 @@ impl crate::support::FromValue for BaseResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct BaseResult",
             ::std::option::Option::None,
+            &["_meta", "resultType"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -279,7 +229,7 @@ impl crate::support::FromValue for BaseResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             result_type: field1,
             extra: rest,
         })
@@ -309,21 +259,38 @@ impl ::serde::Serialize for BlobResourceContents {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some());
-        let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
-        state.serialize_field("blob", &self.blob)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("BlobResourceContents", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("blob", &self.blob)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -331,62 +298,23 @@ impl crate::support::FromValue for BlobResourceContents {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct BlobResourceContents",
             ::std::option::Option::Some(&["blob", "_meta", "mimeType", "uri"]),
+            &["blob", "_meta", "mimeType", "uri"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "blob" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("blob"));
@@ -396,8 +324,8 @@ impl crate::support::FromValue for BlobResourceContents {
         };
         ::std::result::Result::Ok(Self {
             blob: field0,
-            meta: field1.unwrap_or_default(),
-            mime_type: field2.unwrap_or_default(),
+            meta: field1.0,
+            mime_type: field2.0,
             uri: field3,
         })
     }
@@ -478,65 +406,22 @@ impl crate::support::FromValue for CacheableResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CacheableResultCacheScope> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CacheableResult",
             ::std::option::Option::None,
+            &["cacheScope", "_meta", "resultType", "ttlMs"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "cacheScope" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -553,7 +438,7 @@ impl crate::support::FromValue for CacheableResult {
         };
         ::std::result::Result::Ok(Self {
             cache_scope: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             result_type: field2,
             ttl_ms: field3,
             extra: rest,
@@ -687,65 +572,20 @@ impl crate::support::FromValue for CallToolRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CallToolRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<CallToolRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -794,26 +634,46 @@ impl ::serde::Serialize for CallToolRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.arguments.is_some())
-            + usize::from(self.input_responses.is_some())
-            + usize::from(self.request_state.is_some());
-        let mut state = serializer.serialize_struct("CallToolRequestParams", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.input_responses, ::std::option::Option::Some(_)),
+                ::std::matches!(self.request_state, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("CallToolRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.input_responses.is_some() {
-            state.serialize_field("inputResponses", &self.input_responses)?;
-        } else {
-            state.skip_field("inputResponses")?;
+        if ::std::matches!(self.input_responses, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("inputResponses", &self.input_responses)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("name", &self.name)?;
-        if self.request_state.is_some() {
-            state.serialize_field("requestState", &self.request_state)?;
-        } else {
-            state.skip_field("requestState")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.request_state, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestState", &self.request_state)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -824,75 +684,30 @@ impl crate::support::FromParams for CallToolRequestParams {
         value: ::serde_json::Value,
         meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<::std::option::Option<InputResponses>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<RequestMetaObject> = meta;
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolRequestParams",
             ::std::option::Option::Some(
                 &["arguments", "inputResponses", "_meta", "name", "requestState"],
             ),
+            &["arguments", "inputResponses", "_meta", "name", "requestState"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = meta;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "arguments" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputResponses" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestState" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
@@ -901,11 +716,11 @@ impl crate::support::FromParams for CallToolRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            arguments: field0.unwrap_or_default(),
-            input_responses: field1.unwrap_or_default(),
+            arguments: field0.0,
+            input_responses: field1.0,
             meta: field2,
             name: field3,
-            request_state: field4.unwrap_or_default(),
+            request_state: field4.0,
         })
     }
 }
@@ -1000,76 +815,27 @@ impl crate::support::FromValue for CallToolResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolResult",
             ::std::option::Option::None,
+            &["content", "isError", "_meta", "resultType", "structuredContent"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "isError" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "structuredContent" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -1081,10 +847,10 @@ impl crate::support::FromValue for CallToolResult {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            is_error: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
+            is_error: field1.0,
+            meta: field2.0,
             result_type: field3,
-            structured_content: field4.unwrap_or_default(),
+            structured_content: field4.0,
             extra: rest,
         })
     }
@@ -1109,11 +875,25 @@ impl ::serde::Serialize for CallToolResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("CallToolResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("CallToolResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -1121,51 +901,18 @@ impl crate::support::FromValue for CallToolResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CallToolResultResponseResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CallToolResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -1339,54 +1086,19 @@ impl crate::support::FromValue for CancelledNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<CancelledNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CancelledNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelledNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -1429,20 +1141,38 @@ impl ::serde::Serialize for CancelledNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some())
-            + usize::from(self.reason.is_some());
-        let mut state = serializer.serialize_struct("CancelledNotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.reason, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("CancelledNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.reason.is_some() {
-            state.serialize_field("reason", &self.reason)?;
-        } else {
-            state.skip_field("reason")?;
+        if ::std::matches!(self.reason, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("reason", &self.reason)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("requestId", &self.request_id)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requestId", &self.request_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -1450,51 +1180,22 @@ impl crate::support::FromValue for CancelledNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelledNotificationParams",
             ::std::option::Option::Some(&["_meta", "reason", "requestId"]),
+            &["_meta", "reason", "requestId"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "reason" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -1502,8 +1203,8 @@ impl crate::support::FromValue for CancelledNotificationParams {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            reason: field1.unwrap_or_default(),
+            meta: field0.0,
+            reason: field1.0,
             request_id: field2,
         })
     }
@@ -1550,35 +1251,54 @@ impl ::serde::Serialize for ClientCapabilities {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.elicitation.is_some())
-            + usize::from(self.experimental.is_some())
-            + usize::from(self.extensions.is_some()) + usize::from(self.roots.is_some())
-            + usize::from(self.sampling.is_some());
-        let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
-        if self.elicitation.is_some() {
-            state.serialize_field("elicitation", &self.elicitation)?;
-        } else {
-            state.skip_field("elicitation")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.elicitation, ::std::option::Option::Some(_)),
+                ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                ::std::matches!(self.extensions, ::std::option::Option::Some(_)),
+                ::std::matches!(self.roots, ::std::option::Option::Some(_)),
+                ::std::matches!(self.sampling, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ClientCapabilities", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.elicitation, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("elicitation", &self.elicitation)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.experimental.is_some() {
-            state.serialize_field("experimental", &self.experimental)?;
-        } else {
-            state.skip_field("experimental")?;
+        if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("experimental", &self.experimental)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.extensions.is_some() {
-            state.serialize_field("extensions", &self.extensions)?;
-        } else {
-            state.skip_field("extensions")?;
+        if ::std::matches!(self.extensions, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("extensions", &self.extensions)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.roots.is_some() {
-            state.serialize_field("roots", &self.roots)?;
-        } else {
-            state.skip_field("roots")?;
+        if ::std::matches!(self.roots, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("roots", &self.roots)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.sampling.is_some() {
-            state.serialize_field("sampling", &self.sampling)?;
-        } else {
-            state.skip_field("sampling")?;
+        if ::std::matches!(self.sampling, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("sampling", &self.sampling)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -1587,82 +1307,51 @@ impl crate::support::FromValue for ClientCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesElicitation>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<ClientCapabilitiesSampling>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ClientCapabilities",
             ::std::option::Option::Some(
                 &["elicitation", "experimental", "extensions", "roots", "sampling"],
             ),
+            &["elicitation", "experimental", "extensions", "roots", "sampling"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "elicitation" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "experimental" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "extensions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "roots" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "sampling" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            elicitation: field0.unwrap_or_default(),
-            experimental: field1.unwrap_or_default(),
-            extensions: field2.unwrap_or_default(),
-            roots: field3.unwrap_or_default(),
-            sampling: field4.unwrap_or_default(),
+            elicitation: field0.0,
+            experimental: field1.0,
+            extensions: field2.0,
+            roots: field3.0,
+            sampling: field4.0,
         })
     }
 }
@@ -1719,54 +1408,19 @@ impl crate::support::FromValue for ClientNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ClientNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CancelledNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ClientNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -2126,65 +1780,20 @@ impl crate::support::FromValue for CompleteRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CompleteRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<CompleteRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompleteRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -2228,16 +1837,33 @@ impl ::serde::Serialize for CompleteRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.context.is_some());
-        let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
-        state.serialize_field("argument", &self.argument)?;
-        if self.context.is_some() {
-            state.serialize_field("context", &self.context)?;
-        } else {
-            state.skip_field("context")?;
+        let len = crate::support::present(
+            3usize,
+            &[::std::matches!(self.context, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("CompleteRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("argument", &self.argument)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("ref", &self.ref_)?;
+        if ::std::matches!(self.context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("context", &self.context)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("ref", &self.ref_) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2247,62 +1873,21 @@ impl crate::support::FromParams for CompleteRequestParams {
         value: ::serde_json::Value,
         meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CompleteRequestParamsArgument> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<CompleteRequestParamsContext>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<RequestMetaObject> = meta;
+        let mut field3: ::std::option::Option<CompleteRequestParamsRef> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompleteRequestParams",
             ::std::option::Option::Some(&["argument", "context", "_meta", "ref"]),
+            &["argument", "context", "_meta", "ref"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = meta;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "argument" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "context" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ref" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("argument"));
@@ -2315,7 +1900,7 @@ impl crate::support::FromParams for CompleteRequestParams {
         };
         ::std::result::Result::Ok(Self {
             argument: field0,
-            context: field1.unwrap_or_default(),
+            context: field1.0,
             meta: field2,
             ref_: field3,
         })
@@ -2387,54 +1972,21 @@ impl crate::support::FromValue for CompleteResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CompleteResultCompletion> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompleteResult",
             ::std::option::Option::None,
+            &["completion", "_meta", "resultType"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "completion" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -2448,7 +2000,7 @@ impl crate::support::FromValue for CompleteResult {
         };
         ::std::result::Result::Ok(Self {
             completion: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             result_type: field2,
             extra: rest,
         })
@@ -2474,11 +2026,25 @@ impl ::serde::Serialize for CompleteResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("CompleteResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("CompleteResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2486,51 +2052,18 @@ impl crate::support::FromValue for CompleteResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CompleteResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompleteResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -2710,43 +2243,18 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CreateMessageRequestMethod> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<CreateMessageRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
@@ -2807,56 +2315,90 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.include_context.is_some())
-            + usize::from(self.metadata.is_some())
-            + usize::from(self.model_preferences.is_some())
-            + usize::from(self.stop_sequences.is_some())
-            + usize::from(self.system_prompt.is_some())
-            + usize::from(self.temperature.is_some())
-            + usize::from(self.tool_choice.is_some())
-            + usize::from(self.tools.is_some());
-        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
-        if self.include_context.is_some() {
-            state.serialize_field("includeContext", &self.include_context)?;
-        } else {
-            state.skip_field("includeContext")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.include_context, ::std::option::Option::Some(_)),
+                ::std::matches!(self.metadata, ::std::option::Option::Some(_)),
+                ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)),
+                ::std::matches!(self.temperature, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tool_choice, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("CreateMessageRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.include_context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("includeContext", &self.include_context)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("maxTokens", &self.max_tokens)?;
-        state.serialize_field("messages", &self.messages)?;
-        if self.metadata.is_some() {
-            state.serialize_field("metadata", &self.metadata)?;
-        } else {
-            state.skip_field("metadata")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("maxTokens", &self.max_tokens)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.model_preferences.is_some() {
-            state.serialize_field("modelPreferences", &self.model_preferences)?;
-        } else {
-            state.skip_field("modelPreferences")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("messages", &self.messages)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.stop_sequences.is_some() {
-            state.serialize_field("stopSequences", &self.stop_sequences)?;
-        } else {
-            state.skip_field("stopSequences")?;
+        if ::std::matches!(self.metadata, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("metadata", &self.metadata)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.system_prompt.is_some() {
-            state.serialize_field("systemPrompt", &self.system_prompt)?;
-        } else {
-            state.skip_field("systemPrompt")?;
+        if ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("modelPreferences", &self.model_preferences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.temperature.is_some() {
-            state.serialize_field("temperature", &self.temperature)?;
-        } else {
-            state.skip_field("temperature")?;
+        if ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("stopSequences", &self.stop_sequences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tool_choice.is_some() {
-            state.serialize_field("toolChoice", &self.tool_choice)?;
-        } else {
-            state.skip_field("toolChoice")?;
+        if ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("systemPrompt", &self.system_prompt)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tools.is_some() {
-            state.serialize_field("tools", &self.tools)?;
-        } else {
-            state.skip_field("tools")?;
+        if ::std::matches!(self.temperature, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("temperature", &self.temperature)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.tool_choice, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("toolChoice", &self.tool_choice)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tools", &self.tools)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -2865,7 +2407,35 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<CreateMessageRequestParamsIncludeContext>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<ModelPreferences>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: crate::support::Member<::std::option::Option<ToolChoice>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field9: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Tool>>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -2882,124 +2452,33 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "tools",
                 ],
             ),
+            &[
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "temperature",
+                "toolChoice",
+                "tools",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+                &mut field9,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut field9 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "includeContext" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxTokens" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "messages" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "metadata" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "modelPreferences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopSequences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "systemPrompt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "temperature" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "toolChoice" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field9 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -3010,16 +2489,16 @@ impl crate::support::FromValue for CreateMessageRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("messages"));
         };
         ::std::result::Result::Ok(Self {
-            include_context: field0.unwrap_or_default(),
+            include_context: field0.0,
             max_tokens: field1,
             messages: field2,
-            metadata: field3.unwrap_or_default(),
-            model_preferences: field4.unwrap_or_default(),
-            stop_sequences: field5.unwrap_or_default(),
-            system_prompt: field6.unwrap_or_default(),
-            temperature: field7.unwrap_or_default(),
-            tool_choice: field8.unwrap_or_default(),
-            tools: field9.unwrap_or_default(),
+            metadata: field3.0,
+            model_preferences: field4.0,
+            stop_sequences: field5.0,
+            system_prompt: field6.0,
+            temperature: field7.0,
+            tool_choice: field8.0,
+            tools: field9.0,
         })
     }
 }
@@ -3090,76 +2569,25 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CreateMessageResultContent> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<Role> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
+            &["content", "_meta", "model", "role", "stopReason"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "model" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopReason" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -3172,10 +2600,10 @@ impl crate::support::FromValue for CreateMessageResult {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             model: field2,
             role: field3,
-            stop_reason: field4.unwrap_or_default(),
+            stop_reason: field4.0,
             extra: rest,
         })
     }
@@ -3359,65 +2787,20 @@ impl crate::support::FromValue for DiscoverRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<DiscoverRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<RequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct DiscoverRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -3564,98 +2947,43 @@ impl crate::support::FromValue for DiscoverResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<DiscoverResultCacheScope> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ServerCapabilities> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
+        let mut field6: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct DiscoverResult",
             ::std::option::Option::None,
+            &[
+                "cacheScope",
+                "capabilities",
+                "instructions",
+                "_meta",
+                "resultType",
+                "supportedVersions",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "cacheScope" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "capabilities" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "instructions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "supportedVersions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -3683,8 +3011,8 @@ impl crate::support::FromValue for DiscoverResult {
         ::std::result::Result::Ok(Self {
             cache_scope: field0,
             capabilities: field1,
-            instructions: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
+            instructions: field2.0,
+            meta: field3.0,
             result_type: field4,
             supported_versions: field5,
             ttl_ms: field6,
@@ -3790,11 +3118,25 @@ impl ::serde::Serialize for DiscoverResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("DiscoverResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("DiscoverResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -3802,51 +3144,18 @@ impl crate::support::FromValue for DiscoverResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<DiscoverResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct DiscoverResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -3909,43 +3218,18 @@ impl crate::support::FromValue for ElicitRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ElicitRequestMethod> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ElicitRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
@@ -3982,15 +3266,32 @@ impl ::serde::Serialize for ElicitRequestFormParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.mode.is_some());
-        let mut state = serializer.serialize_struct("ElicitRequestFormParams", len)?;
-        state.serialize_field("message", &self.message)?;
-        if self.mode.is_some() {
-            state.serialize_field("mode", &self.mode)?;
-        } else {
-            state.skip_field("mode")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.mode, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ElicitRequestFormParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("requestedSchema", &self.requested_schema)?;
+        if ::std::matches!(self.mode, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mode", &self.mode)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requestedSchema", &self.requested_schema)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -3998,51 +3299,20 @@ impl crate::support::FromValue for ElicitRequestFormParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ElicitRequestFormParamsMode>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<ElicitRequestFormParamsRequestedSchema> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestFormParams",
             ::std::option::Option::Some(&["message", "mode", "requestedSchema"]),
+            &["message", "mode", "requestedSchema"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mode" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestedSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("message"));
@@ -4054,7 +3324,7 @@ impl crate::support::FromValue for ElicitRequestFormParams {
         };
         ::std::result::Result::Ok(Self {
             message: field0,
-            mode: field1.unwrap_or_default(),
+            mode: field1.0,
             requested_schema: field2,
         })
     }
@@ -4175,11 +3445,24 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ElicitRequestUrlParams", len)?;
-        state.serialize_field("message", &self.message)?;
-        state.serialize_field("mode", &self.mode)?;
-        state.serialize_field("url", &self.url)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("ElicitRequestUrlParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("mode", &self.mode)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("url", &self.url) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4187,51 +3470,18 @@ impl crate::support::FromValue for ElicitRequestUrlParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ElicitRequestUrlParamsMode> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestUrlParams",
             ::std::option::Option::Some(&["message", "mode", "url"]),
+            &["message", "mode", "url"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mode" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "url" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("message"));
@@ -4305,50 +3555,32 @@ impl crate::support::FromValue for ElicitResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ElicitResultAction> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ElicitResultContentValue,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitResult",
             ::std::option::Option::None,
+            &["action", "content"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "action" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("action"));
         };
         ::std::result::Result::Ok(Self {
             action: field0,
-            content: field1.unwrap_or_default(),
+            content: field1.0,
             extra: rest,
         })
     }
@@ -4378,21 +3610,40 @@ impl ::serde::Serialize for EmbeddedResource {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("EmbeddedResource", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("EmbeddedResource", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("resource", &self.resource)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("resource", &self.resource)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4400,62 +3651,23 @@ impl crate::support::FromValue for EmbeddedResource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<EmbeddedResourceResource> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<EmbeddedResourceType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct EmbeddedResource",
             ::std::option::Option::Some(&["annotations", "_meta", "resource", "type"]),
+            &["annotations", "_meta", "resource", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resource" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("resource"));
@@ -4464,8 +3676,8 @@ impl crate::support::FromValue for EmbeddedResource {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
+            annotations: field0.0,
+            meta: field1.0,
             resource: field2,
             type_: field3,
         })
@@ -4656,65 +3868,20 @@ impl crate::support::FromValue for GetPromptRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<GetPromptRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<GetPromptRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -4763,26 +3930,47 @@ impl ::serde::Serialize for GetPromptRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.arguments.is_some())
-            + usize::from(self.input_responses.is_some())
-            + usize::from(self.request_state.is_some());
-        let mut state = serializer.serialize_struct("GetPromptRequestParams", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.input_responses, ::std::option::Option::Some(_)),
+                ::std::matches!(self.request_state, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("GetPromptRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.input_responses.is_some() {
-            state.serialize_field("inputResponses", &self.input_responses)?;
-        } else {
-            state.skip_field("inputResponses")?;
+        if ::std::matches!(self.input_responses, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("inputResponses", &self.input_responses)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("name", &self.name)?;
-        if self.request_state.is_some() {
-            state.serialize_field("requestState", &self.request_state)?;
-        } else {
-            state.skip_field("requestState")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.request_state, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestState", &self.request_state)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -4793,75 +3981,33 @@ impl crate::support::FromParams for GetPromptRequestParams {
         value: ::serde_json::Value,
         meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::std::string::String,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<::std::option::Option<InputResponses>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<RequestMetaObject> = meta;
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptRequestParams",
             ::std::option::Option::Some(
                 &["arguments", "inputResponses", "_meta", "name", "requestState"],
             ),
+            &["arguments", "inputResponses", "_meta", "name", "requestState"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = meta;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "arguments" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputResponses" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestState" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
@@ -4870,11 +4016,11 @@ impl crate::support::FromParams for GetPromptRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            arguments: field0.unwrap_or_default(),
-            input_responses: field1.unwrap_or_default(),
+            arguments: field0.0,
+            input_responses: field1.0,
             meta: field2,
             name: field3,
-            request_state: field4.unwrap_or_default(),
+            request_state: field4.0,
         })
     }
 }
@@ -4949,65 +4095,24 @@ impl crate::support::FromValue for GetPromptResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptResult",
             ::std::option::Option::None,
+            &["description", "messages", "_meta", "resultType"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "messages" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("messages"));
@@ -5018,9 +4123,9 @@ impl crate::support::FromValue for GetPromptResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            description: field0.unwrap_or_default(),
+            description: field0.0,
             messages: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             result_type: field3,
             extra: rest,
         })
@@ -5046,11 +4151,25 @@ impl ::serde::Serialize for GetPromptResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("GetPromptResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("GetPromptResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5058,51 +4177,18 @@ impl crate::support::FromValue for GetPromptResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<GetPromptResultResponseResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetPromptResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -5240,15 +4326,30 @@ impl ::serde::Serialize for HeaderMismatchError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.id.is_some());
-        let mut state = serializer.serialize_struct("HeaderMismatchError", len)?;
-        state.serialize_field("error", &self.error)?;
-        if self.id.is_some() {
-            state.serialize_field("id", &self.id)?;
-        } else {
-            state.skip_field("id")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.id, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("HeaderMismatchError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("error", &self.error)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        if ::std::matches!(self.id, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5256,51 +4357,20 @@ impl crate::support::FromValue for HeaderMismatchError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<HeaderMismatchErrorError> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct HeaderMismatchError",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+            &["error", "id", "jsonrpc"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "error" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("error"));
@@ -5310,7 +4380,7 @@ impl crate::support::FromValue for HeaderMismatchError {
         };
         ::std::result::Result::Ok(Self {
             error: field0,
-            id: field1.unwrap_or_default(),
+            id: field1.0,
             jsonrpc: field2,
         })
     }
@@ -5337,15 +4407,32 @@ impl ::serde::Serialize for HeaderMismatchErrorError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("HeaderMismatchErrorError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("HeaderMismatchErrorError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5353,51 +4440,20 @@ impl crate::support::FromValue for HeaderMismatchErrorError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<HeaderMismatchErrorErrorCode> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct HeaderMismatchErrorError",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -5407,7 +4463,7 @@ impl crate::support::FromValue for HeaderMismatchErrorError {
         };
         ::std::result::Result::Ok(Self {
             code: field0,
-            data: field1.unwrap_or_default(),
+            data: field1.0,
             message: field2,
         })
     }
@@ -5485,22 +4541,44 @@ impl ::serde::Serialize for ImageContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ImageContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ImageContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("data", &self.data)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("mimeType", &self.mime_type)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("mimeType", &self.mime_type)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5508,75 +4586,26 @@ impl crate::support::FromValue for ImageContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<ImageContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ImageContent",
             ::std::option::Option::Some(
                 &["annotations", "data", "_meta", "mimeType", "type"],
             ),
+            &["annotations", "data", "_meta", "mimeType", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -5588,9 +4617,9 @@ impl crate::support::FromValue for ImageContent {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
+            annotations: field0.0,
             data: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             mime_type: field3,
             type_: field4,
         })
@@ -5806,65 +4835,26 @@ impl crate::support::FromValue for InputRequiredResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<InputRequests>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InputRequiredResult",
             ::std::option::Option::None,
+            &["inputRequests", "_meta", "requestState", "resultType"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "inputRequests" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestState" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field3) = field3 else {
             return ::std::result::Result::Err(
@@ -5872,9 +4862,9 @@ impl crate::support::FromValue for InputRequiredResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            input_requests: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
-            request_state: field2.unwrap_or_default(),
+            input_requests: field0.0,
+            meta: field1.0,
+            request_state: field2.0,
             result_type: field3,
             extra: rest,
         })
@@ -6019,19 +5009,36 @@ impl ::serde::Serialize for InputResponseRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.input_responses.is_some())
-            + usize::from(self.request_state.is_some());
-        let mut state = serializer.serialize_struct("InputResponseRequestParams", len)?;
-        if self.input_responses.is_some() {
-            state.serialize_field("inputResponses", &self.input_responses)?;
-        } else {
-            state.skip_field("inputResponses")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.input_responses, ::std::option::Option::Some(_)),
+                ::std::matches!(self.request_state, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("InputResponseRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.input_responses, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("inputResponses", &self.input_responses)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
-        if self.request_state.is_some() {
-            state.serialize_field("requestState", &self.request_state)?;
-        } else {
-            state.skip_field("requestState")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.request_state, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestState", &self.request_state)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -6042,59 +5049,30 @@ impl crate::support::FromParams for InputResponseRequestParams {
         value: ::serde_json::Value,
         meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<InputResponses>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<RequestMetaObject> = meta;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InputResponseRequestParams",
             ::std::option::Option::Some(&["inputResponses", "_meta", "requestState"]),
+            &["inputResponses", "_meta", "requestState"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = meta;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "inputResponses" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestState" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
         };
         ::std::result::Result::Ok(Self {
-            input_responses: field0.unwrap_or_default(),
+            input_responses: field0.0,
             meta: field1,
-            request_state: field2.unwrap_or_default(),
+            request_state: field2.0,
         })
     }
 }
@@ -6186,15 +5164,30 @@ impl ::serde::Serialize for InternalError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("InternalError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("InternalError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6202,51 +5195,20 @@ impl crate::support::FromValue for InternalError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<InternalErrorCode> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InternalError",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -6256,7 +5218,7 @@ impl crate::support::FromValue for InternalError {
         };
         ::std::result::Result::Ok(Self {
             code: field0,
-            data: field1.unwrap_or_default(),
+            data: field1.0,
             message: field2,
         })
     }
@@ -6341,15 +5303,30 @@ impl ::serde::Serialize for InvalidParamsError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("InvalidParamsError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("InvalidParamsError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6357,51 +5334,20 @@ impl crate::support::FromValue for InvalidParamsError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<InvalidParamsErrorCode> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InvalidParamsError",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -6411,7 +5357,7 @@ impl crate::support::FromValue for InvalidParamsError {
         };
         ::std::result::Result::Ok(Self {
             code: field0,
-            data: field1.unwrap_or_default(),
+            data: field1.0,
             message: field2,
         })
     }
@@ -6487,15 +5433,30 @@ impl ::serde::Serialize for InvalidRequestError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("InvalidRequestError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("InvalidRequestError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6503,51 +5464,20 @@ impl crate::support::FromValue for InvalidRequestError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<InvalidRequestErrorCode> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InvalidRequestError",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -6557,7 +5487,7 @@ impl crate::support::FromValue for InvalidRequestError {
         };
         ::std::result::Result::Ok(Self {
             code: field0,
-            data: field1.unwrap_or_default(),
+            data: field1.0,
             message: field2,
         })
     }
@@ -6912,11 +5842,24 @@ impl ::serde::Serialize for JsonrpcResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("JsonrpcResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("JsonrpcResultResponse", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6924,51 +5867,18 @@ impl crate::support::FromValue for JsonrpcResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<BaseResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct JsonrpcResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -7035,65 +5945,20 @@ impl crate::support::FromValue for ListPromptsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListPromptsRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListPromptsRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -7200,87 +6065,33 @@ impl crate::support::FromValue for ListPromptsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ListPromptsResultCacheScope> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListPromptsResult",
             ::std::option::Option::None,
+            &["cacheScope", "_meta", "nextCursor", "prompts", "resultType", "ttlMs"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "cacheScope" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "prompts" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -7300,8 +6111,8 @@ impl crate::support::FromValue for ListPromptsResult {
         };
         ::std::result::Result::Ok(Self {
             cache_scope: field0,
-            meta: field1.unwrap_or_default(),
-            next_cursor: field2.unwrap_or_default(),
+            meta: field1.0,
+            next_cursor: field2.0,
             prompts: field3,
             result_type: field4,
             ttl_ms: field5,
@@ -7407,11 +6218,26 @@ impl ::serde::Serialize for ListPromptsResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ListPromptsResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("ListPromptsResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7419,51 +6245,18 @@ impl crate::support::FromValue for ListPromptsResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListPromptsResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListPromptsResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -7530,65 +6323,20 @@ impl crate::support::FromValue for ListResourceTemplatesRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListResourceTemplatesRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourceTemplatesRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -7695,87 +6443,40 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ListResourceTemplatesResultCacheScope> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::vec::Vec<ResourceTemplate>> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourceTemplatesResult",
             ::std::option::Option::None,
+            &[
+                "cacheScope",
+                "_meta",
+                "nextCursor",
+                "resourceTemplates",
+                "resultType",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "cacheScope" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resourceTemplates" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -7797,8 +6498,8 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
         };
         ::std::result::Result::Ok(Self {
             cache_scope: field0,
-            meta: field1.unwrap_or_default(),
-            next_cursor: field2.unwrap_or_default(),
+            meta: field1.0,
+            next_cursor: field2.0,
             resource_templates: field3,
             result_type: field4,
             ttl_ms: field5,
@@ -7910,12 +6611,26 @@ impl ::serde::Serialize for ListResourceTemplatesResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer
-            .serialize_struct("ListResourceTemplatesResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("ListResourceTemplatesResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7923,51 +6638,18 @@ impl crate::support::FromValue for ListResourceTemplatesResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListResourceTemplatesResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourceTemplatesResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -8034,65 +6716,20 @@ impl crate::support::FromValue for ListResourcesRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListResourcesRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourcesRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -8199,87 +6836,33 @@ impl crate::support::FromValue for ListResourcesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ListResourcesResultCacheScope> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::vec::Vec<Resource>> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourcesResult",
             ::std::option::Option::None,
+            &["cacheScope", "_meta", "nextCursor", "resources", "resultType", "ttlMs"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "cacheScope" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resources" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -8301,8 +6884,8 @@ impl crate::support::FromValue for ListResourcesResult {
         };
         ::std::result::Result::Ok(Self {
             cache_scope: field0,
-            meta: field1.unwrap_or_default(),
-            next_cursor: field2.unwrap_or_default(),
+            meta: field1.0,
+            next_cursor: field2.0,
             resources: field3,
             result_type: field4,
             ttl_ms: field5,
@@ -8408,11 +6991,26 @@ impl ::serde::Serialize for ListResourcesResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ListResourcesResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("ListResourcesResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -8420,51 +7018,18 @@ impl crate::support::FromValue for ListResourcesResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListResourcesResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListResourcesResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -8535,50 +7100,27 @@ impl crate::support::FromValue for ListRootsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ListRootsRequestMethod> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ListRootsRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
         };
         ::std::result::Result::Ok(Self {
             method: field0,
-            params: field1.unwrap_or_default(),
+            params: field1.0,
             extra: rest,
         })
     }
@@ -8601,12 +7143,21 @@ impl ::serde::Serialize for ListRootsRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ListRootsRequestParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ListRootsRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -8615,33 +7166,20 @@ impl crate::support::FromValue for ListRootsRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsRequestParams",
             ::std::option::Option::Some(&["_meta"]),
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { meta: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParams {
@@ -8689,32 +7227,17 @@ impl crate::support::FromValue for ListRootsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsResult",
             ::std::option::Option::None,
+            &["roots"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "roots" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("roots"));
@@ -8771,65 +7294,20 @@ impl crate::support::FromValue for ListToolsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListToolsRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListToolsRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -8936,87 +7414,33 @@ impl crate::support::FromValue for ListToolsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ListToolsResultCacheScope> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListToolsResult",
             ::std::option::Option::None,
+            &["cacheScope", "_meta", "nextCursor", "resultType", "tools", "ttlMs"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "cacheScope" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -9036,8 +7460,8 @@ impl crate::support::FromValue for ListToolsResult {
         };
         ::std::result::Result::Ok(Self {
             cache_scope: field0,
-            meta: field1.unwrap_or_default(),
-            next_cursor: field2.unwrap_or_default(),
+            meta: field1.0,
+            next_cursor: field2.0,
             result_type: field3,
             tools: field4,
             ttl_ms: field5,
@@ -9143,11 +7567,25 @@ impl ::serde::Serialize for ListToolsResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ListToolsResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("ListToolsResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9155,51 +7593,18 @@ impl crate::support::FromValue for ListToolsResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ListToolsResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListToolsResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -9264,54 +7669,19 @@ impl crate::support::FromValue for LoggingMessageNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<LoggingMessageNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<LoggingMessageNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct LoggingMessageNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -9354,21 +7724,41 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.logger.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer
-            .serialize_struct("LoggingMessageNotificationParams", len)?;
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("level", &self.level)?;
-        if self.logger.is_some() {
-            state.serialize_field("logger", &self.logger)?;
-        } else {
-            state.skip_field("logger")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.logger, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("LoggingMessageNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("level", &self.level)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.logger, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("logger", &self.logger)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9377,62 +7767,23 @@ impl crate::support::FromValue for LoggingMessageNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct LoggingMessageNotificationParams",
             ::std::option::Option::Some(&["data", "level", "logger", "_meta"]),
+            &["data", "level", "logger", "_meta"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "level" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "logger" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -9443,8 +7794,8 @@ impl crate::support::FromValue for LoggingMessageNotificationParams {
         ::std::result::Result::Ok(Self {
             data: field0,
             level: field1,
-            logger: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
+            logger: field2.0,
+            meta: field3.0,
         })
     }
 }
@@ -9537,15 +7888,30 @@ impl ::serde::Serialize for MethodNotFoundError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("MethodNotFoundError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("MethodNotFoundError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9553,51 +7919,20 @@ impl crate::support::FromValue for MethodNotFoundError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<MethodNotFoundErrorCode> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct MethodNotFoundError",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -9607,7 +7942,7 @@ impl crate::support::FromValue for MethodNotFoundError {
         };
         ::std::result::Result::Ok(Self {
             code: field0,
-            data: field1.unwrap_or_default(),
+            data: field1.0,
             message: field2,
         })
     }
@@ -9682,16 +8017,32 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.id.is_some());
-        let mut state = serializer
-            .serialize_struct("MissingRequiredClientCapabilityError", len)?;
-        state.serialize_field("error", &self.error)?;
-        if self.id.is_some() {
-            state.serialize_field("id", &self.id)?;
-        } else {
-            state.skip_field("id")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.id, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("MissingRequiredClientCapabilityError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("error", &self.error)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        if ::std::matches!(self.id, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9699,51 +8050,22 @@ impl crate::support::FromValue for MissingRequiredClientCapabilityError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<
+            MissingRequiredClientCapabilityErrorError,
+        > = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct MissingRequiredClientCapabilityError",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+            &["error", "id", "jsonrpc"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "error" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("error"));
@@ -9753,7 +8075,7 @@ impl crate::support::FromValue for MissingRequiredClientCapabilityError {
         };
         ::std::result::Result::Ok(Self {
             error: field0,
-            id: field1.unwrap_or_default(),
+            id: field1.0,
             jsonrpc: field2,
         })
     }
@@ -9779,12 +8101,26 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer
-            .serialize_struct("MissingRequiredClientCapabilityErrorError", len)?;
-        state.serialize_field("code", &self.code)?;
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("message", &self.message)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("MissingRequiredClientCapabilityErrorError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9792,51 +8128,22 @@ impl crate::support::FromValue for MissingRequiredClientCapabilityErrorError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<
+            MissingRequiredClientCapabilityErrorErrorCode,
+        > = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<
+            MissingRequiredClientCapabilityErrorErrorData,
+        > = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct MissingRequiredClientCapabilityErrorError",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -9921,10 +8228,18 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorErrorData {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer
-            .serialize_struct("MissingRequiredClientCapabilityErrorErrorData", len)?;
-        state.serialize_field("requiredCapabilities", &self.required_capabilities)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("MissingRequiredClientCapabilityErrorErrorData", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requiredCapabilities", &self.required_capabilities)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9932,29 +8247,16 @@ impl crate::support::FromValue for MissingRequiredClientCapabilityErrorErrorData
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ClientCapabilities> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct MissingRequiredClientCapabilityErrorErrorData",
             ::std::option::Option::Some(&["requiredCapabilities"]),
+            &["requiredCapabilities"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "requiredCapabilities" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -9994,17 +8296,31 @@ impl ::serde::Serialize for NotificationMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize
-            + usize::from(self.io_modelcontextprotocol_subscription_id.is_some());
-        let mut state = serializer.serialize_struct("NotificationMetaObject", len)?;
-        if self.io_modelcontextprotocol_subscription_id.is_some() {
-            state
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_subscription_id,
+                    ::std::option::Option::Some(_)
+                ),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("NotificationMetaObject", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(
+            self.io_modelcontextprotocol_subscription_id, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/subscriptionId",
                     &self.io_modelcontextprotocol_subscription_id,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/subscriptionId")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -10013,32 +8329,21 @@ impl crate::support::FromValue for NotificationMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct NotificationMetaObject",
             ::std::option::Option::Some(&["io.modelcontextprotocol/subscriptionId"]),
+            &["io.modelcontextprotocol/subscriptionId"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "io.modelcontextprotocol/subscriptionId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            io_modelcontextprotocol_subscription_id: field0.unwrap_or_default(),
+            io_modelcontextprotocol_subscription_id: field0.0,
         })
     }
 }
@@ -10060,12 +8365,20 @@ impl ::serde::Serialize for NotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("NotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("NotificationParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -10074,33 +8387,20 @@ impl crate::support::FromValue for NotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct NotificationParams",
             ::std::option::Option::Some(&["_meta"]),
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { meta: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for NotificationParams {
@@ -10124,12 +8424,29 @@ impl ::serde::Serialize for PaginatedRequest {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 4usize;
-        let mut state = serializer.serialize_struct("PaginatedRequest", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("method", &self.method)?;
-        state.serialize_field("params", &self.params)?;
+        let len = crate::support::present(4usize, &[]);
+        let mut state = match serializer.serialize_struct("PaginatedRequest", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("method", &self.method)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("params", &self.params)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10137,62 +8454,19 @@ impl crate::support::FromValue for PaginatedRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PaginatedRequest",
             ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -10235,14 +8509,26 @@ impl ::serde::Serialize for PaginatedRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.cursor.is_some());
-        let mut state = serializer.serialize_struct("PaginatedRequestParams", len)?;
-        if self.cursor.is_some() {
-            state.serialize_field("cursor", &self.cursor)?;
-        } else {
-            state.skip_field("cursor")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("PaginatedRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("cursor", &self.cursor)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10252,46 +8538,25 @@ impl crate::support::FromParams for PaginatedRequestParams {
         value: ::serde_json::Value,
         meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<RequestMetaObject> = meta;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PaginatedRequestParams",
             ::std::option::Option::Some(&["cursor", "_meta"]),
+            &["cursor", "_meta"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = meta;
-        for (key, value) in object {
-            match key.as_str() {
-                "cursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
         };
         ::std::result::Result::Ok(Self {
-            cursor: field0.unwrap_or_default(),
+            cursor: field0.0,
             meta: field1,
         })
     }
@@ -10366,54 +8631,23 @@ impl crate::support::FromValue for PaginatedResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PaginatedResult",
             ::std::option::Option::None,
+            &["_meta", "nextCursor", "resultType"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "nextCursor" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(
@@ -10421,8 +8655,8 @@ impl crate::support::FromValue for PaginatedResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            next_cursor: field1.unwrap_or_default(),
+            meta: field0.0,
+            next_cursor: field1.0,
             result_type: field2,
             extra: rest,
         })
@@ -10451,15 +8685,30 @@ impl ::serde::Serialize for ParseError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("ParseError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ParseError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10467,51 +8716,20 @@ impl crate::support::FromValue for ParseError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ParseErrorCode> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ParseError",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -10521,7 +8739,7 @@ impl crate::support::FromValue for ParseError {
         };
         ::std::result::Result::Ok(Self {
             code: field0,
-            data: field1.unwrap_or_default(),
+            data: field1.0,
             message: field2,
         })
     }
@@ -10621,54 +8839,19 @@ impl crate::support::FromValue for ProgressNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ProgressNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ProgressNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ProgressNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -10713,25 +8896,50 @@ impl ::serde::Serialize for ProgressNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.message.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.total.is_some());
-        let mut state = serializer.serialize_struct("ProgressNotificationParams", len)?;
-        if self.message.is_some() {
-            state.serialize_field("message", &self.message)?;
-        } else {
-            state.skip_field("message")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.message, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.total, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("ProgressNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("message", &self.message)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("progress", &self.progress)?;
-        state.serialize_field("progressToken", &self.progress_token)?;
-        if self.total.is_some() {
-            state.serialize_field("total", &self.total)?;
-        } else {
-            state.skip_field("total")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("progress", &self.progress)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("progressToken", &self.progress_token)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.total, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("total", &self.total)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -10740,75 +8948,28 @@ impl crate::support::FromValue for ProgressNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<ProgressToken> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ProgressNotificationParams",
             ::std::option::Option::Some(
                 &["message", "_meta", "progress", "progressToken", "total"],
             ),
+            &["message", "_meta", "progress", "progressToken", "total"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "progress" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "total" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("progress"));
@@ -10819,11 +8980,11 @@ impl crate::support::FromValue for ProgressNotificationParams {
             );
         };
         ::std::result::Result::Ok(Self {
-            message: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
+            message: field0.0,
+            meta: field1.0,
             progress: field2,
             progress_token: field3,
-            total: field4.unwrap_or_default(),
+            total: field4.0,
         })
     }
 }
@@ -10868,35 +9029,58 @@ impl ::serde::Serialize for Prompt {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.arguments.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Prompt", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Prompt", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -10905,97 +9089,51 @@ impl crate::support::FromValue for Prompt {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<PromptArgument>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Prompt",
             ::std::option::Option::Some(
                 &["arguments", "description", "icons", "_meta", "name", "title"],
             ),
+            &["arguments", "description", "icons", "_meta", "name", "title"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "arguments" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field4) = field4 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            arguments: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
+            arguments: field0.0,
+            description: field1.0,
+            icons: field2.0,
+            meta: field3.0,
             name: field4,
-            title: field5.unwrap_or_default(),
+            title: field5.0,
         })
     }
 }
@@ -11048,54 +9186,21 @@ impl crate::support::FromValue for PromptListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<PromptListChangedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PromptListChangedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -11106,7 +9211,7 @@ impl crate::support::FromValue for PromptListChangedNotification {
         ::std::result::Result::Ok(Self {
             jsonrpc: field0,
             method: field1,
-            params: field2.unwrap_or_default(),
+            params: field2.0,
             extra: rest,
         })
     }
@@ -11133,10 +9238,20 @@ impl ::serde::Serialize for PromptMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("PromptMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        state.serialize_field("role", &self.role)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("PromptMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -11144,40 +9259,17 @@ impl crate::support::FromValue for PromptMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ContentBlock> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<Role> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct PromptMessage",
             ::std::option::Option::Some(&["content", "role"]),
+            &["content", "role"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -11240,65 +9332,20 @@ impl crate::support::FromValue for ReadResourceRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ReadResourceRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<ReadResourceRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ReadResourceRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -11343,21 +9390,40 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.input_responses.is_some())
-            + usize::from(self.request_state.is_some());
-        let mut state = serializer.serialize_struct("ReadResourceRequestParams", len)?;
-        if self.input_responses.is_some() {
-            state.serialize_field("inputResponses", &self.input_responses)?;
-        } else {
-            state.skip_field("inputResponses")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.input_responses, ::std::option::Option::Some(_)),
+                ::std::matches!(self.request_state, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("ReadResourceRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.input_responses, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("inputResponses", &self.input_responses)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
-        if self.request_state.is_some() {
-            state.serialize_field("requestState", &self.request_state)?;
-        } else {
-            state.skip_field("requestState")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.request_state, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestState", &self.request_state)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -11367,64 +9433,25 @@ impl crate::support::FromParams for ReadResourceRequestParams {
         value: ::serde_json::Value,
         meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<InputResponses>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<RequestMetaObject> = meta;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ReadResourceRequestParams",
             ::std::option::Option::Some(
                 &["inputResponses", "_meta", "requestState", "uri"],
             ),
+            &["inputResponses", "_meta", "requestState", "uri"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = meta;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "inputResponses" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestState" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
@@ -11433,9 +9460,9 @@ impl crate::support::FromParams for ReadResourceRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            input_responses: field0.unwrap_or_default(),
+            input_responses: field0.0,
             meta: field1,
-            request_state: field2.unwrap_or_default(),
+            request_state: field2.0,
             uri: field3,
         })
     }
@@ -11528,76 +9555,25 @@ impl crate::support::FromValue for ReadResourceResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ReadResourceResultCacheScope> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<
+            ::std::vec::Vec<ReadResourceResultContentsItem>,
+        > = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ReadResourceResult",
             ::std::option::Option::None,
+            &["cacheScope", "contents", "_meta", "resultType", "ttlMs"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "cacheScope" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "contents" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -11618,7 +9594,7 @@ impl crate::support::FromValue for ReadResourceResult {
         ::std::result::Result::Ok(Self {
             cache_scope: field0,
             contents: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             result_type: field3,
             ttl_ms: field4,
             extra: rest,
@@ -11820,11 +9796,26 @@ impl ::serde::Serialize for ReadResourceResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ReadResourceResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("ReadResourceResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -11832,51 +9823,18 @@ impl crate::support::FromValue for ReadResourceResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ReadResourceResultResponseResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ReadResourceResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -12041,43 +9999,70 @@ impl ::serde::Serialize for RequestMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize
-            + usize::from(self.io_modelcontextprotocol_client_info.is_some())
-            + usize::from(self.io_modelcontextprotocol_log_level.is_some())
-            + usize::from(self.progress_token.is_some());
-        let mut state = serializer.serialize_struct("RequestMetaObject", len)?;
-        state
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_client_info,
+                    ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(
+                    self.io_modelcontextprotocol_log_level,
+                    ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(self.progress_token, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("RequestMetaObject", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
             .serialize_field(
                 "io.modelcontextprotocol/clientCapabilities",
                 &self.io_modelcontextprotocol_client_capabilities,
-            )?;
-        if self.io_modelcontextprotocol_client_info.is_some() {
-            state
+            )
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(
+            self.io_modelcontextprotocol_client_info, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/clientInfo",
                     &self.io_modelcontextprotocol_client_info,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/clientInfo")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.io_modelcontextprotocol_log_level.is_some() {
-            state
+        if ::std::matches!(
+            self.io_modelcontextprotocol_log_level, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/logLevel",
                     &self.io_modelcontextprotocol_log_level,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/logLevel")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state
+        if let ::std::result::Result::Err(e) = state
             .serialize_field(
                 "io.modelcontextprotocol/protocolVersion",
                 &self.io_modelcontextprotocol_protocol_version,
-            )?;
-        if self.progress_token.is_some() {
-            state.serialize_field("progressToken", &self.progress_token)?;
-        } else {
-            state.skip_field("progressToken")?;
+            )
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("progressToken", &self.progress_token)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -12086,7 +10071,18 @@ impl crate::support::FromValue for RequestMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ClientCapabilities> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<Implementation>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<::std::option::Option<LoggingLevel>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct RequestMetaObject",
             ::std::option::Option::Some(
@@ -12098,69 +10094,17 @@ impl crate::support::FromValue for RequestMetaObject {
                     "progressToken",
                 ],
             ),
+            &[
+                "io.modelcontextprotocol/clientCapabilities",
+                "io.modelcontextprotocol/clientInfo",
+                "io.modelcontextprotocol/logLevel",
+                "io.modelcontextprotocol/protocolVersion",
+                "progressToken",
+            ],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "io.modelcontextprotocol/clientCapabilities" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "io.modelcontextprotocol/clientInfo" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "io.modelcontextprotocol/logLevel" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "io.modelcontextprotocol/protocolVersion" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -12176,10 +10120,10 @@ impl crate::support::FromValue for RequestMetaObject {
         };
         ::std::result::Result::Ok(Self {
             io_modelcontextprotocol_client_capabilities: field0,
-            io_modelcontextprotocol_client_info: field1.unwrap_or_default(),
-            io_modelcontextprotocol_log_level: field2.unwrap_or_default(),
+            io_modelcontextprotocol_client_info: field1.0,
+            io_modelcontextprotocol_log_level: field2.0,
             io_modelcontextprotocol_protocol_version: field3,
-            progress_token: field4.unwrap_or_default(),
+            progress_token: field4.0,
         })
     }
 }
@@ -12201,9 +10145,15 @@ impl ::serde::Serialize for RequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer.serialize_struct("RequestParams", len)?;
-        state.serialize_field("_meta", &self.meta)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer.serialize_struct("RequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12213,29 +10163,16 @@ impl crate::support::FromParams for RequestParams {
         value: ::serde_json::Value,
         meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestMetaObject> = meta;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct RequestParams",
             ::std::option::Option::Some(&["_meta"]),
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = meta;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
@@ -12304,48 +10241,78 @@ impl ::serde::Serialize for Resource {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Resource", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Resource", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12353,7 +10320,30 @@ impl crate::support::FromValue for Resource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Resource",
             ::std::option::Option::Some(
@@ -12369,113 +10359,31 @@ impl crate::support::FromValue for Resource {
                     "uri",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "icons",
+                "_meta",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "uri",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "size" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field5) = field5 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -12484,14 +10392,14 @@ impl crate::support::FromValue for Resource {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
-            mime_type: field4.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            icons: field2.0,
+            meta: field3.0,
+            mime_type: field4.0,
             name: field5,
-            size: field6.unwrap_or_default(),
-            title: field7.unwrap_or_default(),
+            size: field6.0,
+            title: field7.0,
             uri: field8,
         })
     }
@@ -12518,20 +10426,34 @@ impl ::serde::Serialize for ResourceContents {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some());
-        let mut state = serializer.serialize_struct("ResourceContents", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceContents", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12539,58 +10461,29 @@ impl crate::support::FromValue for ResourceContents {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceContents",
             ::std::option::Option::Some(&["_meta", "mimeType", "uri"]),
+            &["_meta", "mimeType", "uri"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            mime_type: field1.unwrap_or_default(),
+            meta: field0.0,
+            mime_type: field1.0,
             uri: field2,
         })
     }
@@ -12649,49 +10542,82 @@ impl ::serde::Serialize for ResourceLink {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ResourceLink", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceLink", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12699,7 +10625,31 @@ impl crate::support::FromValue for ResourceLink {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: ::std::option::Option<ResourceLinkType> = ::std::option::Option::None;
+        let mut field9: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceLink",
             ::std::option::Option::Some(
@@ -12716,124 +10666,33 @@ impl crate::support::FromValue for ResourceLink {
                     "uri",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "icons",
+                "_meta",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "type",
+                "uri",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+                &mut field9,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut field9 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "size" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field9 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field5) = field5 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -12845,14 +10704,14 @@ impl crate::support::FromValue for ResourceLink {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
-            mime_type: field4.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            icons: field2.0,
+            meta: field3.0,
+            mime_type: field4.0,
             name: field5,
-            size: field6.unwrap_or_default(),
-            title: field7.unwrap_or_default(),
+            size: field6.0,
+            title: field7.0,
             type_: field8,
             uri: field9,
         })
@@ -12907,54 +10766,21 @@ impl crate::support::FromValue for ResourceListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ResourceListChangedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceListChangedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -12965,7 +10791,7 @@ impl crate::support::FromValue for ResourceListChangedNotification {
         ::std::result::Result::Ok(Self {
             jsonrpc: field0,
             method: field1,
-            params: field2.unwrap_or_default(),
+            params: field2.0,
             extra: rest,
         })
     }
@@ -12990,10 +10816,18 @@ impl ::serde::Serialize for ResourceRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("ResourceRequestParams", len)?;
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("uri", &self.uri)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("ResourceRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13003,40 +10837,17 @@ impl crate::support::FromParams for ResourceRequestParams {
         value: ::serde_json::Value,
         meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestMetaObject> = meta;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
+            &["_meta", "uri"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = meta;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
@@ -13104,43 +10915,72 @@ impl ::serde::Serialize for ResourceTemplate {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ResourceTemplate", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceTemplate", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("uriTemplate", &self.uri_template)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("uriTemplate", &self.uri_template)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13148,7 +10988,27 @@ impl crate::support::FromValue for ResourceTemplate {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceTemplate",
             ::std::option::Option::Some(
@@ -13163,102 +11023,29 @@ impl crate::support::FromValue for ResourceTemplate {
                     "uriTemplate",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "icons",
+                "_meta",
+                "mimeType",
+                "name",
+                "title",
+                "uriTemplate",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uriTemplate" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field5) = field5 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -13269,13 +11056,13 @@ impl crate::support::FromValue for ResourceTemplate {
             );
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
-            mime_type: field4.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            icons: field2.0,
+            meta: field3.0,
+            mime_type: field4.0,
             name: field5,
-            title: field6.unwrap_or_default(),
+            title: field6.0,
             uri_template: field7,
         })
     }
@@ -13327,54 +11114,19 @@ impl crate::support::FromValue for ResourceUpdatedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ResourceUpdatedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<ResourceUpdatedNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceUpdatedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -13413,15 +11165,26 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer
-            .serialize_struct("ResourceUpdatedNotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("ResourceUpdatedNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13429,46 +11192,25 @@ impl crate::support::FromValue for ResourceUpdatedNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceUpdatedNotificationParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
+            &["_meta", "uri"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             uri: field1,
         })
     }
@@ -13502,17 +11244,30 @@ impl ::serde::Serialize for ResultMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize
-            + usize::from(self.io_modelcontextprotocol_server_info.is_some());
-        let mut state = serializer.serialize_struct("ResultMetaObject", len)?;
-        if self.io_modelcontextprotocol_server_info.is_some() {
-            state
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_server_info,
+                    ::std::option::Option::Some(_)
+                ),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResultMetaObject", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(
+            self.io_modelcontextprotocol_server_info, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/serverInfo",
                     &self.io_modelcontextprotocol_server_info,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/serverInfo")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -13521,32 +11276,21 @@ impl crate::support::FromValue for ResultMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Implementation>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResultMetaObject",
             ::std::option::Option::Some(&["io.modelcontextprotocol/serverInfo"]),
+            &["io.modelcontextprotocol/serverInfo"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "io.modelcontextprotocol/serverInfo" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            io_modelcontextprotocol_server_info: field0.unwrap_or_default(),
+            io_modelcontextprotocol_server_info: field0.0,
         })
     }
 }
@@ -13635,20 +11379,34 @@ impl ::serde::Serialize for Root {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some())
-            + usize::from(self.name.is_some());
-        let mut state = serializer.serialize_struct("Root", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.name, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Root", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.name.is_some() {
-            state.serialize_field("name", &self.name)?;
-        } else {
-            state.skip_field("name")?;
+        if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13656,58 +11414,29 @@ impl crate::support::FromValue for Root {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Root",
             ::std::option::Option::Some(&["_meta", "name", "uri"]),
+            &["_meta", "name", "uri"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            name: field1.unwrap_or_default(),
+            meta: field0.0,
+            name: field1.0,
             uri: field2,
         })
     }
@@ -13732,15 +11461,30 @@ impl ::serde::Serialize for SamplingMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("SamplingMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("role", &self.role)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13748,51 +11492,20 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<SamplingMessageContent> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<Role> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "_meta", "role"]),
+            &["content", "_meta", "role"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -13802,7 +11515,7 @@ impl crate::support::FromValue for SamplingMessage {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             role: field2,
         })
     }
@@ -14100,46 +11813,70 @@ impl ::serde::Serialize for ServerCapabilities {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.completions.is_some())
-            + usize::from(self.experimental.is_some())
-            + usize::from(self.extensions.is_some())
-            + usize::from(self.logging.is_some()) + usize::from(self.prompts.is_some())
-            + usize::from(self.resources.is_some()) + usize::from(self.tools.is_some());
-        let mut state = serializer.serialize_struct("ServerCapabilities", len)?;
-        if self.completions.is_some() {
-            state.serialize_field("completions", &self.completions)?;
-        } else {
-            state.skip_field("completions")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.completions, ::std::option::Option::Some(_)),
+                ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                ::std::matches!(self.extensions, ::std::option::Option::Some(_)),
+                ::std::matches!(self.logging, ::std::option::Option::Some(_)),
+                ::std::matches!(self.prompts, ::std::option::Option::Some(_)),
+                ::std::matches!(self.resources, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ServerCapabilities", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.completions, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("completions", &self.completions)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.experimental.is_some() {
-            state.serialize_field("experimental", &self.experimental)?;
-        } else {
-            state.skip_field("experimental")?;
+        if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("experimental", &self.experimental)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.extensions.is_some() {
-            state.serialize_field("extensions", &self.extensions)?;
-        } else {
-            state.skip_field("extensions")?;
+        if ::std::matches!(self.extensions, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("extensions", &self.extensions)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.logging.is_some() {
-            state.serialize_field("logging", &self.logging)?;
-        } else {
-            state.skip_field("logging")?;
+        if ::std::matches!(self.logging, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("logging", &self.logging)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.prompts.is_some() {
-            state.serialize_field("prompts", &self.prompts)?;
-        } else {
-            state.skip_field("prompts")?;
+        if ::std::matches!(self.prompts, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("prompts", &self.prompts)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.resources.is_some() {
-            state.serialize_field("resources", &self.resources)?;
-        } else {
-            state.skip_field("resources")?;
+        if ::std::matches!(self.resources, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("resources", &self.resources)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tools.is_some() {
-            state.serialize_field("tools", &self.tools)?;
-        } else {
-            state.skip_field("tools")?;
+        if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tools", &self.tools)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -14148,7 +11885,42 @@ impl crate::support::FromValue for ServerCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<ServerCapabilitiesPrompts>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: crate::support::Member<
+            ::std::option::Option<ServerCapabilitiesResources>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: crate::support::Member<
+            ::std::option::Option<ServerCapabilitiesTools>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ServerCapabilities",
             ::std::option::Option::Some(
@@ -14162,100 +11934,36 @@ impl crate::support::FromValue for ServerCapabilities {
                     "tools",
                 ],
             ),
+            &[
+                "completions",
+                "experimental",
+                "extensions",
+                "logging",
+                "prompts",
+                "resources",
+                "tools",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "completions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "experimental" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "extensions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "logging" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "prompts" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resources" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            completions: field0.unwrap_or_default(),
-            experimental: field1.unwrap_or_default(),
-            extensions: field2.unwrap_or_default(),
-            logging: field3.unwrap_or_default(),
-            prompts: field4.unwrap_or_default(),
-            resources: field5.unwrap_or_default(),
-            tools: field6.unwrap_or_default(),
+            completions: field0.0,
+            experimental: field1.0,
+            extensions: field2.0,
+            logging: field3.0,
+            prompts: field4.0,
+            resources: field5.0,
+            tools: field6.0,
         })
     }
 }
@@ -14865,31 +12573,52 @@ impl ::serde::Serialize for SubscriptionFilter {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.prompts_list_changed.is_some())
-            + usize::from(self.resource_subscriptions.is_some())
-            + usize::from(self.resources_list_changed.is_some())
-            + usize::from(self.tools_list_changed.is_some());
-        let mut state = serializer.serialize_struct("SubscriptionFilter", len)?;
-        if self.prompts_list_changed.is_some() {
-            state.serialize_field("promptsListChanged", &self.prompts_list_changed)?;
-        } else {
-            state.skip_field("promptsListChanged")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(
+                    self.prompts_list_changed, ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(
+                    self.resource_subscriptions, ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(
+                    self.resources_list_changed, ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(self.tools_list_changed, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("SubscriptionFilter", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.prompts_list_changed, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("promptsListChanged", &self.prompts_list_changed)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.resource_subscriptions.is_some() {
-            state
-                .serialize_field("resourceSubscriptions", &self.resource_subscriptions)?;
-        } else {
-            state.skip_field("resourceSubscriptions")?;
+        if ::std::matches!(self.resource_subscriptions, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("resourceSubscriptions", &self.resource_subscriptions)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.resources_list_changed.is_some() {
-            state.serialize_field("resourcesListChanged", &self.resources_list_changed)?;
-        } else {
-            state.skip_field("resourcesListChanged")?;
+        if ::std::matches!(self.resources_list_changed, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("resourcesListChanged", &self.resources_list_changed)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tools_list_changed.is_some() {
-            state.serialize_field("toolsListChanged", &self.tools_list_changed)?;
-        } else {
-            state.skip_field("toolsListChanged")?;
+        if ::std::matches!(self.tools_list_changed, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("toolsListChanged", &self.tools_list_changed)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -14898,7 +12627,19 @@ impl crate::support::FromValue for SubscriptionFilter {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscriptionFilter",
             ::std::option::Option::Some(
@@ -14909,64 +12650,22 @@ impl crate::support::FromValue for SubscriptionFilter {
                     "toolsListChanged",
                 ],
             ),
+            &[
+                "promptsListChanged",
+                "resourceSubscriptions",
+                "resourcesListChanged",
+                "toolsListChanged",
+            ],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "promptsListChanged" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resourceSubscriptions" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resourcesListChanged" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "toolsListChanged" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            prompts_list_changed: field0.unwrap_or_default(),
-            resource_subscriptions: field1.unwrap_or_default(),
-            resources_list_changed: field2.unwrap_or_default(),
-            tools_list_changed: field3.unwrap_or_default(),
+            prompts_list_changed: field0.0,
+            resource_subscriptions: field1.0,
+            resources_list_changed: field2.0,
+            tools_list_changed: field3.0,
         })
     }
 }
@@ -15026,54 +12725,23 @@ impl crate::support::FromValue for SubscriptionsAcknowledgedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<
+            SubscriptionsAcknowledgedNotificationMethod,
+        > = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<
+            SubscriptionsAcknowledgedNotificationParams,
+        > = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscriptionsAcknowledgedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -15150,15 +12818,28 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer
-            .serialize_struct("SubscriptionsAcknowledgedNotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("SubscriptionsAcknowledgedNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("notifications", &self.notifications)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("notifications", &self.notifications)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15166,40 +12847,19 @@ impl crate::support::FromValue for SubscriptionsAcknowledgedNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<SubscriptionFilter> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscriptionsAcknowledgedNotificationParams",
             ::std::option::Option::Some(&["_meta", "notifications"]),
+            &["_meta", "notifications"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "notifications" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -15207,7 +12867,7 @@ impl crate::support::FromValue for SubscriptionsAcknowledgedNotificationParams {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             notifications: field1,
         })
     }
@@ -15263,65 +12923,20 @@ impl crate::support::FromValue for SubscriptionsListenRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<SubscriptionsListenRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<SubscriptionsListenRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscriptionsListenRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -15397,11 +13012,22 @@ impl ::serde::Serialize for SubscriptionsListenRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer
-            .serialize_struct("SubscriptionsListenRequestParams", len)?;
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("notifications", &self.notifications)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("SubscriptionsListenRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("notifications", &self.notifications)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15411,40 +13037,17 @@ impl crate::support::FromParams for SubscriptionsListenRequestParams {
         value: ::serde_json::Value,
         meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestMetaObject> = meta;
+        let mut field1: ::std::option::Option<SubscriptionFilter> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscriptionsListenRequestParams",
             ::std::option::Option::Some(&["_meta", "notifications"]),
+            &["_meta", "notifications"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = meta;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "notifications" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
@@ -15528,43 +13131,18 @@ impl crate::support::FromParams for SubscriptionsListenResult {
         value: ::serde_json::Value,
         meta: ::std::option::Option<SubscriptionsListenResultMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<SubscriptionsListenResultMetaObject> = meta;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscriptionsListenResult",
             ::std::option::Option::None,
+            &["_meta", "resultType"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = meta;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
@@ -15627,24 +13205,41 @@ impl ::serde::Serialize for SubscriptionsListenResultMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize
-            + usize::from(self.io_modelcontextprotocol_server_info.is_some());
-        let mut state = serializer
-            .serialize_struct("SubscriptionsListenResultMetaObject", len)?;
-        if self.io_modelcontextprotocol_server_info.is_some() {
-            state
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_server_info,
+                    ::std::option::Option::Some(_)
+                ),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("SubscriptionsListenResultMetaObject", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(
+            self.io_modelcontextprotocol_server_info, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/serverInfo",
                     &self.io_modelcontextprotocol_server_info,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/serverInfo")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state
+        if let ::std::result::Result::Err(e) = state
             .serialize_field(
                 "io.modelcontextprotocol/subscriptionId",
                 &self.io_modelcontextprotocol_subscription_id,
-            )?;
+            )
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15652,7 +13247,11 @@ impl crate::support::FromValue for SubscriptionsListenResultMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Implementation>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscriptionsListenResultMetaObject",
             ::std::option::Option::Some(
@@ -15661,36 +13260,14 @@ impl crate::support::FromValue for SubscriptionsListenResultMetaObject {
                     "io.modelcontextprotocol/subscriptionId",
                 ],
             ),
+            &[
+                "io.modelcontextprotocol/serverInfo",
+                "io.modelcontextprotocol/subscriptionId",
+            ],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "io.modelcontextprotocol/serverInfo" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "io.modelcontextprotocol/subscriptionId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -15698,7 +13275,7 @@ impl crate::support::FromValue for SubscriptionsListenResultMetaObject {
             );
         };
         ::std::result::Result::Ok(Self {
-            io_modelcontextprotocol_server_info: field0.unwrap_or_default(),
+            io_modelcontextprotocol_server_info: field0.0,
             io_modelcontextprotocol_subscription_id: field1,
         })
     }
@@ -15724,12 +13301,26 @@ impl ::serde::Serialize for SubscriptionsListenResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer
-            .serialize_struct("SubscriptionsListenResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("SubscriptionsListenResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15737,51 +13328,18 @@ impl crate::support::FromValue for SubscriptionsListenResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<SubscriptionsListenResult> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscriptionsListenResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            &["id", "jsonrpc", "result"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -15822,21 +13380,39 @@ impl ::serde::Serialize for TextContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("TextContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("TextContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("text", &self.text)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("text", &self.text)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15844,62 +13420,23 @@ impl crate::support::FromValue for TextContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<TextContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TextContent",
             ::std::option::Option::Some(&["annotations", "_meta", "text", "type"]),
+            &["annotations", "_meta", "text", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "text" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -15908,8 +13445,8 @@ impl crate::support::FromValue for TextContent {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
+            annotations: field0.0,
+            meta: field1.0,
             text: field2,
             type_: field3,
         })
@@ -15939,21 +13476,38 @@ impl ::serde::Serialize for TextResourceContents {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some());
-        let mut state = serializer.serialize_struct("TextResourceContents", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("TextResourceContents", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("text", &self.text)?;
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("text", &self.text)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -15961,62 +13515,23 @@ impl crate::support::FromValue for TextResourceContents {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TextResourceContents",
             ::std::option::Option::Some(&["_meta", "mimeType", "text", "uri"]),
+            &["_meta", "mimeType", "text", "uri"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "text" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -16025,8 +13540,8 @@ impl crate::support::FromValue for TextResourceContents {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            mime_type: field1.unwrap_or_default(),
+            meta: field0.0,
+            mime_type: field1.0,
             text: field2,
             uri: field3,
         })
@@ -16079,43 +13594,71 @@ impl ::serde::Serialize for Tool {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some())
-            + usize::from(self.output_schema.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Tool", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.output_schema, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Tool", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("inputSchema", &self.input_schema)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("inputSchema", &self.input_schema)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("name", &self.name)?;
-        if self.output_schema.is_some() {
-            state.serialize_field("outputSchema", &self.output_schema)?;
-        } else {
-            state.skip_field("outputSchema")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.output_schema, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("outputSchema", &self.output_schema)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -16124,7 +13667,27 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ToolAnnotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<ToolInputSchema> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<ToolOutputSchema>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Tool",
             ::std::option::Option::Some(
@@ -16139,102 +13702,29 @@ impl crate::support::FromValue for Tool {
                     "title",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "icons",
+                "inputSchema",
+                "_meta",
+                "name",
+                "outputSchema",
+                "title",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "outputSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field3) = field3 else {
             return ::std::result::Result::Err(
@@ -16245,14 +13735,14 @@ impl crate::support::FromValue for Tool {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            icons: field2.0,
             input_schema: field3,
-            meta: field4.unwrap_or_default(),
+            meta: field4.0,
             name: field5,
-            output_schema: field6.unwrap_or_default(),
-            title: field7.unwrap_or_default(),
+            output_schema: field6.0,
+            title: field7.0,
         })
     }
 }
@@ -16316,49 +13806,26 @@ impl crate::support::FromValue for ToolInputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<ToolInputSchemaType> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolInputSchema",
             ::std::option::Option::None,
+            &["$schema", "type"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "$schema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            schema: field0.unwrap_or_default(),
+            schema: field0.0,
             type_: field1,
             extra: rest,
         })
@@ -16413,54 +13880,21 @@ impl crate::support::FromValue for ToolListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ToolListChangedNotificationMethod> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolListChangedNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -16471,7 +13905,7 @@ impl crate::support::FromValue for ToolListChangedNotification {
         ::std::result::Result::Ok(Self {
             jsonrpc: field0,
             method: field1,
-            params: field2.unwrap_or_default(),
+            params: field2.0,
             extra: rest,
         })
     }
@@ -16524,35 +13958,22 @@ impl crate::support::FromValue for ToolOutputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolOutputSchema",
             ::std::option::Option::None,
+            &["$schema"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "$schema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            schema: field0.unwrap_or_default(),
+            schema: field0.0,
             extra: rest,
         })
     }
@@ -16597,28 +14018,53 @@ impl ::serde::Serialize for ToolResultContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.is_error.is_some())
-            + usize::from(self.meta.is_some())
-            + usize::from(self.structured_content.is_some());
-        let mut state = serializer.serialize_struct("ToolResultContent", len)?;
-        state.serialize_field("content", &self.content)?;
-        if self.is_error.is_some() {
-            state.serialize_field("isError", &self.is_error)?;
-        } else {
-            state.skip_field("isError")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.is_error, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.structured_content, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ToolResultContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.is_error, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("isError", &self.is_error)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.structured_content.is_some() {
-            state.serialize_field("structuredContent", &self.structured_content)?;
-        } else {
-            state.skip_field("structuredContent")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("toolUseId", &self.tool_use_id)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.structured_content, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("structuredContent", &self.structured_content)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("toolUseId", &self.tool_use_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -16626,7 +14072,19 @@ impl crate::support::FromValue for ToolResultContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<ToolResultContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolResultContent",
             ::std::option::Option::Some(
@@ -16639,80 +14097,18 @@ impl crate::support::FromValue for ToolResultContent {
                     "type",
                 ],
             ),
+            &["content", "isError", "_meta", "structuredContent", "toolUseId", "type"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "isError" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "structuredContent" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "toolUseId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -16727,9 +14123,9 @@ impl crate::support::FromValue for ToolResultContent {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            is_error: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
-            structured_content: field3.unwrap_or_default(),
+            is_error: field1.0,
+            meta: field2.0,
+            structured_content: field3.0,
             tool_use_id: field4,
             type_: field5,
         })
@@ -16764,17 +14160,37 @@ impl ::serde::Serialize for ToolUseContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 4usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ToolUseContent", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("input", &self.input)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            4usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ToolUseContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("name", &self.name)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("input", &self.input)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -16782,73 +14198,24 @@ impl crate::support::FromValue for ToolUseContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        > = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<ToolUseContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolUseContent",
             ::std::option::Option::Some(&["id", "input", "_meta", "name", "type"]),
+            &["id", "input", "_meta", "name", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "input" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -16865,7 +14232,7 @@ impl crate::support::FromValue for ToolUseContent {
         ::std::result::Result::Ok(Self {
             id: field0,
             input: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             name: field3,
             type_: field4,
         })
@@ -16894,16 +14261,32 @@ impl ::serde::Serialize for UnsupportedProtocolVersionError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.id.is_some());
-        let mut state = serializer
-            .serialize_struct("UnsupportedProtocolVersionError", len)?;
-        state.serialize_field("error", &self.error)?;
-        if self.id.is_some() {
-            state.serialize_field("id", &self.id)?;
-        } else {
-            state.skip_field("id")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.id, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("UnsupportedProtocolVersionError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("error", &self.error)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        if ::std::matches!(self.id, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -16911,51 +14294,20 @@ impl crate::support::FromValue for UnsupportedProtocolVersionError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<UnsupportedProtocolVersionErrorError> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UnsupportedProtocolVersionError",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+            &["error", "id", "jsonrpc"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "error" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("error"));
@@ -16965,7 +14317,7 @@ impl crate::support::FromValue for UnsupportedProtocolVersionError {
         };
         ::std::result::Result::Ok(Self {
             error: field0,
-            id: field1.unwrap_or_default(),
+            id: field1.0,
             jsonrpc: field2,
         })
     }
@@ -16991,12 +14343,26 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer
-            .serialize_struct("UnsupportedProtocolVersionErrorError", len)?;
-        state.serialize_field("code", &self.code)?;
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("message", &self.message)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("UnsupportedProtocolVersionErrorError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -17004,51 +14370,22 @@ impl crate::support::FromValue for UnsupportedProtocolVersionErrorError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<
+            UnsupportedProtocolVersionErrorErrorCode,
+        > = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<
+            UnsupportedProtocolVersionErrorErrorData,
+        > = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UnsupportedProtocolVersionErrorError",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -17136,11 +14473,23 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorErrorData {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer
-            .serialize_struct("UnsupportedProtocolVersionErrorErrorData", len)?;
-        state.serialize_field("requested", &self.requested)?;
-        state.serialize_field("supported", &self.supported)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("UnsupportedProtocolVersionErrorErrorData", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requested", &self.requested)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("supported", &self.supported)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -17148,40 +14497,17 @@ impl crate::support::FromValue for UnsupportedProtocolVersionErrorErrorData {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UnsupportedProtocolVersionErrorErrorData",
             ::std::option::Option::Some(&["requested", "supported"]),
+            &["requested", "supported"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "requested" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "supported" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(

@@ -4454,24 +4454,38 @@ impl ::serde::Serialize for Annotations {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.audience.is_some())
-            + usize::from(self.last_modified.is_some())
-            + usize::from(self.priority.is_some());
-        let mut state = serializer.serialize_struct("Annotations", len)?;
-        if self.audience.is_some() {
-            state.serialize_field("audience", &self.audience)?;
-        } else {
-            state.skip_field("audience")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.audience, ::std::option::Option::Some(_)),
+                ::std::matches!(self.last_modified, ::std::option::Option::Some(_)),
+                ::std::matches!(self.priority, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Annotations", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.audience, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("audience", &self.audience)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.last_modified.is_some() {
-            state.serialize_field("lastModified", &self.last_modified)?;
-        } else {
-            state.skip_field("lastModified")?;
+        if ::std::matches!(self.last_modified, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("lastModified", &self.last_modified)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.priority.is_some() {
-            state.serialize_field("priority", &self.priority)?;
-        } else {
-            state.skip_field("priority")?;
+        if ::std::matches!(self.priority, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("priority", &self.priority)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -4480,56 +4494,29 @@ impl crate::support::FromValue for Annotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Role>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Annotations",
             ::std::option::Option::Some(&["audience", "lastModified", "priority"]),
+            &["audience", "lastModified", "priority"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "audience" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastModified" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "priority" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            audience: field0.unwrap_or_default(),
-            last_modified: field1.unwrap_or_default(),
-            priority: field2.unwrap_or_default(),
+            audience: field0.0,
+            last_modified: field1.0,
+            priority: field2.0,
         })
     }
 }
@@ -4546,22 +4533,44 @@ impl ::serde::Serialize for AudioContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("AudioContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("AudioContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("data", &self.data)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("mimeType", &self.mime_type)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("mimeType", &self.mime_type)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4569,75 +4578,26 @@ impl crate::support::FromValue for AudioContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<AudioContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct AudioContent",
             ::std::option::Option::Some(
                 &["annotations", "data", "_meta", "mimeType", "type"],
             ),
+            &["annotations", "data", "_meta", "mimeType", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -4649,9 +4609,9 @@ impl crate::support::FromValue for AudioContent {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
+            annotations: field0.0,
             data: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             mime_type: field3,
             type_: field4,
         })
@@ -4692,43 +4652,20 @@ impl crate::support::FromValue for BaseResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct BaseResult",
             ::std::option::Option::None,
+            &["_meta", "resultType"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -4736,7 +4673,7 @@ impl crate::support::FromValue for BaseResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             result_type: field1,
             extra: rest,
         })
@@ -4755,21 +4692,38 @@ impl ::serde::Serialize for BlobResourceContents {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some());
-        let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
-        state.serialize_field("blob", &self.blob)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("BlobResourceContents", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("blob", &self.blob)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4777,62 +4731,23 @@ impl crate::support::FromValue for BlobResourceContents {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct BlobResourceContents",
             ::std::option::Option::Some(&["blob", "_meta", "mimeType", "uri"]),
+            &["blob", "_meta", "mimeType", "uri"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "blob" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("blob"));
@@ -4842,8 +4757,8 @@ impl crate::support::FromValue for BlobResourceContents {
         };
         ::std::result::Result::Ok(Self {
             blob: field0,
-            meta: field1.unwrap_or_default(),
-            mime_type: field2.unwrap_or_default(),
+            meta: field1.0,
+            mime_type: field2.0,
             uri: field3,
         })
     }
@@ -4861,26 +4776,43 @@ impl ::serde::Serialize for BooleanSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("BooleanSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("BooleanSchema", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("default", &self.default)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4888,70 +4820,33 @@ impl crate::support::FromValue for BooleanSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<BooleanSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct BooleanSchema",
             ::std::option::Option::Some(&["default", "description", "title", "type"]),
+            &["default", "description", "title", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field3) = field3 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            title: field2.unwrap_or_default(),
+            default: field0.0,
+            description: field1.0,
+            title: field2.0,
             type_: field3,
         })
     }
@@ -4991,65 +4886,20 @@ impl crate::support::FromValue for CancelTaskRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<CancelTaskRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<CancelTaskRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelTaskRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -5092,9 +4942,17 @@ impl ::serde::Serialize for CancelTaskRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer.serialize_struct("CancelTaskRequestParams", len)?;
-        state.serialize_field("taskId", &self.task_id)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer.serialize_struct("CancelTaskRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5102,29 +4960,16 @@ impl crate::support::FromValue for CancelTaskRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelTaskRequestParams",
             ::std::option::Option::Some(&["taskId"]),
+            &["taskId"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("taskId"));
@@ -5160,43 +5005,20 @@ impl crate::support::FromValue for CancelTaskResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<CancelTaskResultResultType> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelTaskResult",
             ::std::option::Option::None,
+            &["_meta", "resultType"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -5204,7 +5026,7 @@ impl crate::support::FromValue for CancelTaskResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             result_type: field1,
             extra: rest,
         })
@@ -5230,24 +5052,56 @@ impl ::serde::Serialize for CancelledTask {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 5usize + usize::from(self.poll_interval_ms.is_some())
-            + usize::from(self.status_message.is_some());
-        let mut state = serializer.serialize_struct("CancelledTask", len)?;
-        state.serialize_field("createdAt", &self.created_at)?;
-        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
-        if self.poll_interval_ms.is_some() {
-            state.serialize_field("pollIntervalMs", &self.poll_interval_ms)?;
-        } else {
-            state.skip_field("pollIntervalMs")?;
+        let len = crate::support::present(
+            5usize,
+            &[
+                ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)),
+                ::std::matches!(self.status_message, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("CancelledTask", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("createdAt", &self.created_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("status", &self.status)?;
-        if self.status_message.is_some() {
-            state.serialize_field("statusMessage", &self.status_message)?;
-        } else {
-            state.skip_field("statusMessage")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("lastUpdatedAt", &self.last_updated_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("taskId", &self.task_id)?;
-        state.serialize_field("ttlMs", &self.ttl_ms)?;
+        if ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("pollIntervalMs", &self.poll_interval_ms)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("status", &self.status)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.status_message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("statusMessage", &self.status_message)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("ttlMs", &self.ttl_ms)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5255,7 +5109,18 @@ impl crate::support::FromValue for CancelledTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<CancelledTaskStatus> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CancelledTask",
             ::std::option::Option::Some(
@@ -5269,91 +5134,27 @@ impl crate::support::FromValue for CancelledTask {
                     "ttlMs",
                 ],
             ),
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "pollIntervalMs",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -5377,9 +5178,9 @@ impl crate::support::FromValue for CancelledTask {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            poll_interval_ms: field2.unwrap_or_default(),
+            poll_interval_ms: field2.0,
             status: field3,
-            status_message: field4.unwrap_or_default(),
+            status_message: field4.0,
             task_id: field5,
             ttl_ms: field6,
         })
@@ -5405,25 +5206,61 @@ impl ::serde::Serialize for CompletedTask {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 6usize + usize::from(self.poll_interval_ms.is_some())
-            + usize::from(self.status_message.is_some());
-        let mut state = serializer.serialize_struct("CompletedTask", len)?;
-        state.serialize_field("createdAt", &self.created_at)?;
-        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
-        if self.poll_interval_ms.is_some() {
-            state.serialize_field("pollIntervalMs", &self.poll_interval_ms)?;
-        } else {
-            state.skip_field("pollIntervalMs")?;
+        let len = crate::support::present(
+            6usize,
+            &[
+                ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)),
+                ::std::matches!(self.status_message, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("CompletedTask", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("createdAt", &self.created_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("result", &self.result)?;
-        state.serialize_field("status", &self.status)?;
-        if self.status_message.is_some() {
-            state.serialize_field("statusMessage", &self.status_message)?;
-        } else {
-            state.skip_field("statusMessage")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("lastUpdatedAt", &self.last_updated_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("taskId", &self.task_id)?;
-        state.serialize_field("ttlMs", &self.ttl_ms)?;
+        if ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("pollIntervalMs", &self.poll_interval_ms)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("status", &self.status)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.status_message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("statusMessage", &self.status_message)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("ttlMs", &self.ttl_ms)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5431,7 +5268,21 @@ impl crate::support::FromValue for CompletedTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        > = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<CompletedTaskStatus> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field7: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CompletedTask",
             ::std::option::Option::Some(
@@ -5446,102 +5297,29 @@ impl crate::support::FromValue for CompletedTask {
                     "ttlMs",
                 ],
             ),
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "pollIntervalMs",
+                "result",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -5568,10 +5346,10 @@ impl crate::support::FromValue for CompletedTask {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            poll_interval_ms: field2.unwrap_or_default(),
+            poll_interval_ms: field2.0,
             result: field3,
             status: field4,
-            status_message: field5.unwrap_or_default(),
+            status_message: field5.0,
             task_id: field6,
             ttl_ms: field7,
         })
@@ -5626,43 +5404,18 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CreateMessageRequestMethod> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<CreateMessageRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
@@ -5697,56 +5450,90 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.include_context.is_some())
-            + usize::from(self.metadata.is_some())
-            + usize::from(self.model_preferences.is_some())
-            + usize::from(self.stop_sequences.is_some())
-            + usize::from(self.system_prompt.is_some())
-            + usize::from(self.temperature.is_some())
-            + usize::from(self.tool_choice.is_some())
-            + usize::from(self.tools.is_some());
-        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
-        if self.include_context.is_some() {
-            state.serialize_field("includeContext", &self.include_context)?;
-        } else {
-            state.skip_field("includeContext")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.include_context, ::std::option::Option::Some(_)),
+                ::std::matches!(self.metadata, ::std::option::Option::Some(_)),
+                ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)),
+                ::std::matches!(self.temperature, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tool_choice, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("CreateMessageRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.include_context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("includeContext", &self.include_context)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("maxTokens", &self.max_tokens)?;
-        state.serialize_field("messages", &self.messages)?;
-        if self.metadata.is_some() {
-            state.serialize_field("metadata", &self.metadata)?;
-        } else {
-            state.skip_field("metadata")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("maxTokens", &self.max_tokens)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.model_preferences.is_some() {
-            state.serialize_field("modelPreferences", &self.model_preferences)?;
-        } else {
-            state.skip_field("modelPreferences")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("messages", &self.messages)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.stop_sequences.is_some() {
-            state.serialize_field("stopSequences", &self.stop_sequences)?;
-        } else {
-            state.skip_field("stopSequences")?;
+        if ::std::matches!(self.metadata, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("metadata", &self.metadata)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.system_prompt.is_some() {
-            state.serialize_field("systemPrompt", &self.system_prompt)?;
-        } else {
-            state.skip_field("systemPrompt")?;
+        if ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("modelPreferences", &self.model_preferences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.temperature.is_some() {
-            state.serialize_field("temperature", &self.temperature)?;
-        } else {
-            state.skip_field("temperature")?;
+        if ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("stopSequences", &self.stop_sequences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tool_choice.is_some() {
-            state.serialize_field("toolChoice", &self.tool_choice)?;
-        } else {
-            state.skip_field("toolChoice")?;
+        if ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("systemPrompt", &self.system_prompt)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tools.is_some() {
-            state.serialize_field("tools", &self.tools)?;
-        } else {
-            state.skip_field("tools")?;
+        if ::std::matches!(self.temperature, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("temperature", &self.temperature)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.tool_choice, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("toolChoice", &self.tool_choice)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tools", &self.tools)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -5755,7 +5542,35 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<CreateMessageRequestParamsIncludeContext>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<ModelPreferences>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: crate::support::Member<::std::option::Option<ToolChoice>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field9: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Tool>>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -5772,124 +5587,33 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "tools",
                 ],
             ),
+            &[
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "temperature",
+                "toolChoice",
+                "tools",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+                &mut field9,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut field9 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "includeContext" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxTokens" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "messages" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "metadata" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "modelPreferences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopSequences" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "systemPrompt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "temperature" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "toolChoice" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "tools" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field9 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -5900,16 +5624,16 @@ impl crate::support::FromValue for CreateMessageRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("messages"));
         };
         ::std::result::Result::Ok(Self {
-            include_context: field0.unwrap_or_default(),
+            include_context: field0.0,
             max_tokens: field1,
             messages: field2,
-            metadata: field3.unwrap_or_default(),
-            model_preferences: field4.unwrap_or_default(),
-            stop_sequences: field5.unwrap_or_default(),
-            system_prompt: field6.unwrap_or_default(),
-            temperature: field7.unwrap_or_default(),
-            tool_choice: field8.unwrap_or_default(),
-            tools: field9.unwrap_or_default(),
+            metadata: field3.0,
+            model_preferences: field4.0,
+            stop_sequences: field5.0,
+            system_prompt: field6.0,
+            temperature: field7.0,
+            tool_choice: field8.0,
+            tools: field9.0,
         })
     }
 }
@@ -5987,76 +5711,25 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<CreateMessageResultContent> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<Role> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
+            &["content", "_meta", "model", "role", "stopReason"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "model" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "stopReason" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -6069,10 +5742,10 @@ impl crate::support::FromValue for CreateMessageResult {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             model: field2,
             role: field3,
-            stop_reason: field4.unwrap_or_default(),
+            stop_reason: field4.0,
             extra: rest,
         })
     }
@@ -6135,120 +5808,51 @@ impl crate::support::FromValue for CreateTaskResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<CreateTaskResultResultType> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field8: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct CreateTaskResult",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "resultType",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -6277,11 +5881,11 @@ impl crate::support::FromValue for CreateTaskResult {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval_ms: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval_ms: field3.0,
             result_type: field4,
             status: field5,
-            status_message: field6.unwrap_or_default(),
+            status_message: field6.0,
             task_id: field7,
             ttl_ms: field8,
             extra: rest,
@@ -6341,43 +5945,18 @@ impl crate::support::FromValue for ElicitRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ElicitRequestMethod> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ElicitRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
@@ -6405,15 +5984,32 @@ impl ::serde::Serialize for ElicitRequestFormParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.mode.is_some());
-        let mut state = serializer.serialize_struct("ElicitRequestFormParams", len)?;
-        state.serialize_field("message", &self.message)?;
-        if self.mode.is_some() {
-            state.serialize_field("mode", &self.mode)?;
-        } else {
-            state.skip_field("mode")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.mode, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ElicitRequestFormParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("requestedSchema", &self.requested_schema)?;
+        if ::std::matches!(self.mode, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mode", &self.mode)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requestedSchema", &self.requested_schema)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6421,51 +6017,20 @@ impl crate::support::FromValue for ElicitRequestFormParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ElicitRequestFormParamsMode>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<ElicitRequestFormParamsRequestedSchema> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestFormParams",
             ::std::option::Option::Some(&["message", "mode", "requestedSchema"]),
+            &["message", "mode", "requestedSchema"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mode" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "requestedSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("message"));
@@ -6477,7 +6042,7 @@ impl crate::support::FromValue for ElicitRequestFormParams {
         };
         ::std::result::Result::Ok(Self {
             message: field0,
-            mode: field1.unwrap_or_default(),
+            mode: field1.0,
             requested_schema: field2,
         })
     }
@@ -6502,22 +6067,42 @@ impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.required.is_some())
-            + usize::from(self.schema.is_some());
-        let mut state = serializer
-            .serialize_struct("ElicitRequestFormParamsRequestedSchema", len)?;
-        state.serialize_field("properties", &self.properties)?;
-        if self.required.is_some() {
-            state.serialize_field("required", &self.required)?;
-        } else {
-            state.skip_field("required")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.required, ::std::option::Option::Some(_)),
+                ::std::matches!(self.schema, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("ElicitRequestFormParamsRequestedSchema", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("properties", &self.properties)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.schema.is_some() {
-            state.serialize_field("$schema", &self.schema)?;
-        } else {
-            state.skip_field("$schema")?;
+        if ::std::matches!(self.required, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("required", &self.required)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.schema, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("$schema", &self.schema)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6525,62 +6110,30 @@ impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                PrimitiveSchemaDefinition,
+            >,
+        > = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<
+            ElicitRequestFormParamsRequestedSchemaType,
+        > = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestFormParamsRequestedSchema",
             ::std::option::Option::Some(&["properties", "required", "$schema", "type"]),
+            &["properties", "required", "$schema", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "properties" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "required" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "$schema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -6592,8 +6145,8 @@ impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchema {
         };
         ::std::result::Result::Ok(Self {
             properties: field0,
-            required: field1.unwrap_or_default(),
-            schema: field2.unwrap_or_default(),
+            required: field1.0,
+            schema: field2.0,
             type_: field3,
         })
     }
@@ -6636,11 +6189,24 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ElicitRequestUrlParams", len)?;
-        state.serialize_field("message", &self.message)?;
-        state.serialize_field("mode", &self.mode)?;
-        state.serialize_field("url", &self.url)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("ElicitRequestUrlParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("mode", &self.mode)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("url", &self.url) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6648,51 +6214,18 @@ impl crate::support::FromValue for ElicitRequestUrlParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ElicitRequestUrlParamsMode> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitRequestUrlParams",
             ::std::option::Option::Some(&["message", "mode", "url"]),
+            &["message", "mode", "url"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mode" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "url" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("message"));
@@ -6745,50 +6278,32 @@ impl crate::support::FromValue for ElicitResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ElicitResultAction> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    ElicitResultContentValue,
+                >,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ElicitResult",
             ::std::option::Option::None,
+            &["action", "content"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "action" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("action"));
         };
         ::std::result::Result::Ok(Self {
             action: field0,
-            content: field1.unwrap_or_default(),
+            content: field1.0,
             extra: rest,
         })
     }
@@ -6915,21 +6430,40 @@ impl ::serde::Serialize for EmbeddedResource {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("EmbeddedResource", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("EmbeddedResource", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("resource", &self.resource)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("resource", &self.resource)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6937,62 +6471,23 @@ impl crate::support::FromValue for EmbeddedResource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<EmbeddedResourceResource> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<EmbeddedResourceType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct EmbeddedResource",
             ::std::option::Option::Some(&["annotations", "_meta", "resource", "type"]),
+            &["annotations", "_meta", "resource", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resource" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("resource"));
@@ -7001,8 +6496,8 @@ impl crate::support::FromValue for EmbeddedResource {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
+            annotations: field0.0,
+            meta: field1.0,
             resource: field2,
             type_: field3,
         })
@@ -7043,15 +6538,30 @@ impl ::serde::Serialize for ErrorObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("ErrorObject", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ErrorObject", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7059,51 +6569,20 @@ impl crate::support::FromValue for ErrorObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ErrorObject",
             ::std::option::Option::Some(&["code", "data", "message"]),
+            &["code", "data", "message"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -7113,7 +6592,7 @@ impl crate::support::FromValue for ErrorObject {
         };
         ::std::result::Result::Ok(Self {
             code: field0,
-            data: field1.unwrap_or_default(),
+            data: field1.0,
             message: field2,
         })
     }
@@ -7131,25 +6610,61 @@ impl ::serde::Serialize for FailedTask {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 6usize + usize::from(self.poll_interval_ms.is_some())
-            + usize::from(self.status_message.is_some());
-        let mut state = serializer.serialize_struct("FailedTask", len)?;
-        state.serialize_field("createdAt", &self.created_at)?;
-        state.serialize_field("error", &self.error)?;
-        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
-        if self.poll_interval_ms.is_some() {
-            state.serialize_field("pollIntervalMs", &self.poll_interval_ms)?;
-        } else {
-            state.skip_field("pollIntervalMs")?;
+        let len = crate::support::present(
+            6usize,
+            &[
+                ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)),
+                ::std::matches!(self.status_message, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("FailedTask", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("createdAt", &self.created_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("status", &self.status)?;
-        if self.status_message.is_some() {
-            state.serialize_field("statusMessage", &self.status_message)?;
-        } else {
-            state.skip_field("statusMessage")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("error", &self.error)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("taskId", &self.task_id)?;
-        state.serialize_field("ttlMs", &self.ttl_ms)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("lastUpdatedAt", &self.last_updated_at)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("pollIntervalMs", &self.poll_interval_ms)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("status", &self.status)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.status_message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("statusMessage", &self.status_message)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("ttlMs", &self.ttl_ms)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7157,7 +6672,19 @@ impl crate::support::FromValue for FailedTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ErrorObject> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<FailedTaskStatus> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field7: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct FailedTask",
             ::std::option::Option::Some(
@@ -7172,102 +6699,29 @@ impl crate::support::FromValue for FailedTask {
                     "ttlMs",
                 ],
             ),
+            &[
+                "createdAt",
+                "error",
+                "lastUpdatedAt",
+                "pollIntervalMs",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "error" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -7295,9 +6749,9 @@ impl crate::support::FromValue for FailedTask {
             created_at: field0,
             error: field1,
             last_updated_at: field2,
-            poll_interval_ms: field3.unwrap_or_default(),
+            poll_interval_ms: field3.0,
             status: field4,
-            status_message: field5.unwrap_or_default(),
+            status_message: field5.0,
             task_id: field6,
             ttl_ms: field7,
         })
@@ -7338,65 +6792,20 @@ impl crate::support::FromValue for GetTaskRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<GetTaskRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<GetTaskRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -7439,9 +6848,16 @@ impl ::serde::Serialize for GetTaskRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer.serialize_struct("GetTaskRequestParams", len)?;
-        state.serialize_field("taskId", &self.task_id)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer.serialize_struct("GetTaskRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7449,29 +6865,16 @@ impl crate::support::FromValue for GetTaskRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskRequestParams",
             ::std::option::Option::Some(&["taskId"]),
+            &["taskId"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("taskId"));
@@ -7538,120 +6941,51 @@ impl crate::support::FromValue for GetTaskResultCancelledTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<GetTaskResultCancelledTaskResultType> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<GetTaskResultCancelledTaskStatus> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field8: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskResultCancelledTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "resultType",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -7680,11 +7014,11 @@ impl crate::support::FromValue for GetTaskResultCancelledTask {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval_ms: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval_ms: field3.0,
             result_type: field4,
             status: field5,
-            status_message: field6.unwrap_or_default(),
+            status_message: field6.0,
             task_id: field7,
             ttl_ms: field8,
             extra: rest,
@@ -7745,131 +7079,56 @@ impl crate::support::FromValue for GetTaskResultCompletedTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        > = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<GetTaskResultCompletedTaskResultType> = ::std::option::Option::None;
+        let mut field6: ::std::option::Option<GetTaskResultCompletedTaskStatus> = ::std::option::Option::None;
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field9: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskResultCompletedTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "result",
+                "resultType",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+                &mut field9,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut field9 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field9 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -7901,12 +7160,12 @@ impl crate::support::FromValue for GetTaskResultCompletedTask {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval_ms: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval_ms: field3.0,
             result: field4,
             result_type: field5,
             status: field6,
-            status_message: field7.unwrap_or_default(),
+            status_message: field7.0,
             task_id: field8,
             ttl_ms: field9,
             extra: rest,
@@ -7967,131 +7226,54 @@ impl crate::support::FromValue for GetTaskResultFailedTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ErrorObject> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: ::std::option::Option<GetTaskResultFailedTaskResultType> = ::std::option::Option::None;
+        let mut field6: ::std::option::Option<GetTaskResultFailedTaskStatus> = ::std::option::Option::None;
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field9: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskResultFailedTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "error",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "resultType",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+                &mut field9,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut field9 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "error" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field9 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -8124,11 +7306,11 @@ impl crate::support::FromValue for GetTaskResultFailedTask {
             created_at: field0,
             error: field1,
             last_updated_at: field2,
-            meta: field3.unwrap_or_default(),
-            poll_interval_ms: field4.unwrap_or_default(),
+            meta: field3.0,
+            poll_interval_ms: field4.0,
             result_type: field5,
             status: field6,
-            status_message: field7.unwrap_or_default(),
+            status_message: field7.0,
             task_id: field8,
             ttl_ms: field9,
             extra: rest,
@@ -8189,131 +7371,56 @@ impl crate::support::FromValue for GetTaskResultInputRequiredTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<InputRequests> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: ::std::option::Option<
+            GetTaskResultInputRequiredTaskResultType,
+        > = ::std::option::Option::None;
+        let mut field6: ::std::option::Option<GetTaskResultInputRequiredTaskStatus> = ::std::option::Option::None;
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field9: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskResultInputRequiredTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "inputRequests",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "resultType",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+                &mut field9,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut field9 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputRequests" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field9 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -8348,11 +7455,11 @@ impl crate::support::FromValue for GetTaskResultInputRequiredTask {
             created_at: field0,
             input_requests: field1,
             last_updated_at: field2,
-            meta: field3.unwrap_or_default(),
-            poll_interval_ms: field4.unwrap_or_default(),
+            meta: field3.0,
+            poll_interval_ms: field4.0,
             result_type: field5,
             status: field6,
-            status_message: field7.unwrap_or_default(),
+            status_message: field7.0,
             task_id: field8,
             ttl_ms: field9,
             extra: rest,
@@ -8412,120 +7519,51 @@ impl crate::support::FromValue for GetTaskResultWorkingTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<GetTaskResultWorkingTaskResultType> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<GetTaskResultWorkingTaskStatus> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field8: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct GetTaskResultWorkingTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "resultType",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -8554,11 +7592,11 @@ impl crate::support::FromValue for GetTaskResultWorkingTask {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval_ms: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval_ms: field3.0,
             result_type: field4,
             status: field5,
-            status_message: field6.unwrap_or_default(),
+            status_message: field6.0,
             task_id: field7,
             ttl_ms: field8,
             extra: rest,
@@ -8592,24 +7630,41 @@ impl ::serde::Serialize for Icon {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.mime_type.is_some())
-            + usize::from(self.sizes.is_some()) + usize::from(self.theme.is_some());
-        let mut state = serializer.serialize_struct("Icon", len)?;
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.sizes, ::std::option::Option::Some(_)),
+                ::std::matches!(self.theme, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Icon", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.sizes.is_some() {
-            state.serialize_field("sizes", &self.sizes)?;
-        } else {
-            state.skip_field("sizes")?;
+        if ::std::matches!(self.sizes, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("sizes", &self.sizes)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("src", &self.src)?;
-        if self.theme.is_some() {
-            state.serialize_field("theme", &self.theme)?;
-        } else {
-            state.skip_field("theme")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("src", &self.src) {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.theme, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("theme", &self.theme)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -8618,71 +7673,34 @@ impl crate::support::FromValue for Icon {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<::std::option::Option<IconTheme>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Icon",
             ::std::option::Option::Some(&["mimeType", "sizes", "src", "theme"]),
+            &["mimeType", "sizes", "src", "theme"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "sizes" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "src" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "theme" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("src"));
         };
         ::std::result::Result::Ok(Self {
-            mime_type: field0.unwrap_or_default(),
-            sizes: field1.unwrap_or_default(),
+            mime_type: field0.0,
+            sizes: field1.0,
             src: field2,
-            theme: field3.unwrap_or_default(),
+            theme: field3.0,
         })
     }
 }
@@ -8730,22 +7748,44 @@ impl ::serde::Serialize for ImageContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ImageContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ImageContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("data", &self.data)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("mimeType", &self.mime_type)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("mimeType", &self.mime_type)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -8753,75 +7793,26 @@ impl crate::support::FromValue for ImageContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<ImageContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ImageContent",
             ::std::option::Option::Some(
                 &["annotations", "data", "_meta", "mimeType", "type"],
             ),
+            &["annotations", "data", "_meta", "mimeType", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -8833,9 +7824,9 @@ impl crate::support::FromValue for ImageContent {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
+            annotations: field0.0,
             data: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             mime_type: field3,
             type_: field4,
         })
@@ -8861,31 +7852,55 @@ impl ::serde::Serialize for Implementation {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.description.is_some())
-            + usize::from(self.icons.is_some()) + usize::from(self.title.is_some())
-            + usize::from(self.website_url.is_some());
-        let mut state = serializer.serialize_struct("Implementation", len)?;
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ::std::matches!(self.website_url, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Implementation", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("version", &self.version)?;
-        if self.website_url.is_some() {
-            state.serialize_field("websiteUrl", &self.website_url)?;
-        } else {
-            state.skip_field("websiteUrl")?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("version", &self.version)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.website_url, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("websiteUrl", &self.website_url)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -8894,86 +7909,38 @@ impl crate::support::FromValue for Implementation {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Implementation",
             ::std::option::Option::Some(
                 &["description", "icons", "name", "title", "version", "websiteUrl"],
             ),
+            &["description", "icons", "name", "title", "version", "websiteUrl"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "version" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "websiteUrl" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -8982,12 +7949,12 @@ impl crate::support::FromValue for Implementation {
             return ::std::result::Result::Err(crate::support::missing_field("version"));
         };
         ::std::result::Result::Ok(Self {
-            description: field0.unwrap_or_default(),
-            icons: field1.unwrap_or_default(),
+            description: field0.0,
+            icons: field1.0,
             name: field2,
-            title: field3.unwrap_or_default(),
+            title: field3.0,
             version: field4,
-            website_url: field5.unwrap_or_default(),
+            website_url: field5.0,
         })
     }
 }
@@ -9047,25 +8014,61 @@ impl ::serde::Serialize for InputRequiredTask {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 6usize + usize::from(self.poll_interval_ms.is_some())
-            + usize::from(self.status_message.is_some());
-        let mut state = serializer.serialize_struct("InputRequiredTask", len)?;
-        state.serialize_field("createdAt", &self.created_at)?;
-        state.serialize_field("inputRequests", &self.input_requests)?;
-        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
-        if self.poll_interval_ms.is_some() {
-            state.serialize_field("pollIntervalMs", &self.poll_interval_ms)?;
-        } else {
-            state.skip_field("pollIntervalMs")?;
+        let len = crate::support::present(
+            6usize,
+            &[
+                ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)),
+                ::std::matches!(self.status_message, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("InputRequiredTask", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("createdAt", &self.created_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("status", &self.status)?;
-        if self.status_message.is_some() {
-            state.serialize_field("statusMessage", &self.status_message)?;
-        } else {
-            state.skip_field("statusMessage")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("inputRequests", &self.input_requests)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("taskId", &self.task_id)?;
-        state.serialize_field("ttlMs", &self.ttl_ms)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("lastUpdatedAt", &self.last_updated_at)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("pollIntervalMs", &self.poll_interval_ms)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("status", &self.status)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.status_message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("statusMessage", &self.status_message)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("ttlMs", &self.ttl_ms)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9073,7 +8076,19 @@ impl crate::support::FromValue for InputRequiredTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<InputRequests> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<InputRequiredTaskStatus> = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field7: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct InputRequiredTask",
             ::std::option::Option::Some(
@@ -9088,102 +8103,29 @@ impl crate::support::FromValue for InputRequiredTask {
                     "ttlMs",
                 ],
             ),
+            &[
+                "createdAt",
+                "inputRequests",
+                "lastUpdatedAt",
+                "pollIntervalMs",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputRequests" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -9213,9 +8155,9 @@ impl crate::support::FromValue for InputRequiredTask {
             created_at: field0,
             input_requests: field1,
             last_updated_at: field2,
-            poll_interval_ms: field3.unwrap_or_default(),
+            poll_interval_ms: field3.0,
             status: field4,
-            status_message: field5.unwrap_or_default(),
+            status_message: field5.0,
             task_id: field6,
             ttl_ms: field7,
         })
@@ -9282,14 +8224,30 @@ impl ::serde::Serialize for JsonrpcNotification {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.params.is_some());
-        let mut state = serializer.serialize_struct("JsonrpcNotification", len)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("method", &self.method)?;
-        if self.params.is_some() {
-            state.serialize_field("params", &self.params)?;
-        } else {
-            state.skip_field("params")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("JsonrpcNotification", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("method", &self.method)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("params", &self.params)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9298,51 +8256,22 @@ impl crate::support::FromValue for JsonrpcNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct JsonrpcNotification",
             ::std::option::Option::Some(&["jsonrpc", "method", "params"]),
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -9353,7 +8282,7 @@ impl crate::support::FromValue for JsonrpcNotification {
         ::std::result::Result::Ok(Self {
             jsonrpc: field0,
             method: field1,
-            params: field2.unwrap_or_default(),
+            params: field2.0,
         })
     }
 }
@@ -9370,15 +8299,33 @@ impl ::serde::Serialize for JsonrpcRequest {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.params.is_some());
-        let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("method", &self.method)?;
-        if self.params.is_some() {
-            state.serialize_field("params", &self.params)?;
-        } else {
-            state.skip_field("params")?;
+        let len = crate::support::present(
+            3usize,
+            &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("JsonrpcRequest", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("method", &self.method)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("params", &self.params)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9387,62 +8334,23 @@ impl crate::support::FromValue for JsonrpcRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct JsonrpcRequest",
             ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -9457,7 +8365,7 @@ impl crate::support::FromValue for JsonrpcRequest {
             id: field0,
             jsonrpc: field1,
             method: field2,
-            params: field3.unwrap_or_default(),
+            params: field3.0,
         })
     }
 }
@@ -9481,32 +8389,56 @@ impl ::serde::Serialize for LegacyTitledEnumSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.enum_names.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("LegacyTitledEnumSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.enum_names, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("LegacyTitledEnumSchema", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("default", &self.default)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("enum", &self.enum_)?;
-        if self.enum_names.is_some() {
-            state.serialize_field("enumNames", &self.enum_names)?;
-        } else {
-            state.skip_field("enumNames")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("enum", &self.enum_)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.enum_names, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("enumNames", &self.enum_names)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9514,86 +8446,38 @@ impl crate::support::FromValue for LegacyTitledEnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<LegacyTitledEnumSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct LegacyTitledEnumSchema",
             ::std::option::Option::Some(
                 &["default", "description", "enum", "enumNames", "title", "type"],
             ),
+            &["default", "description", "enum", "enumNames", "title", "type"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "enum" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "enumNames" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -9602,11 +8486,11 @@ impl crate::support::FromValue for LegacyTitledEnumSchema {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
+            default: field0.0,
+            description: field1.0,
             enum_: field2,
-            enum_names: field3.unwrap_or_default(),
-            title: field4.unwrap_or_default(),
+            enum_names: field3.0,
+            title: field4.0,
             type_: field5,
         })
     }
@@ -9646,50 +8530,27 @@ impl crate::support::FromValue for ListRootsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<ListRootsRequestMethod> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<
+            ::std::option::Option<ListRootsRequestParams>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsRequest",
             ::std::option::Option::None,
+            &["method", "params"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("method"));
         };
         ::std::result::Result::Ok(Self {
             method: field0,
-            params: field1.unwrap_or_default(),
+            params: field1.0,
             extra: rest,
         })
     }
@@ -9714,12 +8575,21 @@ impl ::serde::Serialize for ListRootsRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ListRootsRequestParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ListRootsRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9728,33 +8598,20 @@ impl crate::support::FromValue for ListRootsRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsRequestParams",
             ::std::option::Option::Some(&["_meta"]),
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { meta: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParams {
@@ -9782,32 +8639,17 @@ impl crate::support::FromValue for ListRootsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ListRootsResult",
             ::std::option::Option::None,
+            &["roots"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "roots" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("roots"));
@@ -9853,12 +8695,20 @@ impl ::serde::Serialize for ModelHint {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.name.is_some());
-        let mut state = serializer.serialize_struct("ModelHint", len)?;
-        if self.name.is_some() {
-            state.serialize_field("name", &self.name)?;
-        } else {
-            state.skip_field("name")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.name, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ModelHint", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9867,33 +8717,20 @@ impl crate::support::FromValue for ModelHint {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ModelHint",
             ::std::option::Option::Some(&["name"]),
+            &["name"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            name: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { name: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ModelHint {
@@ -9909,30 +8746,48 @@ impl ::serde::Serialize for ModelPreferences {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.cost_priority.is_some())
-            + usize::from(self.hints.is_some())
-            + usize::from(self.intelligence_priority.is_some())
-            + usize::from(self.speed_priority.is_some());
-        let mut state = serializer.serialize_struct("ModelPreferences", len)?;
-        if self.cost_priority.is_some() {
-            state.serialize_field("costPriority", &self.cost_priority)?;
-        } else {
-            state.skip_field("costPriority")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.cost_priority, ::std::option::Option::Some(_)),
+                ::std::matches!(self.hints, ::std::option::Option::Some(_)),
+                ::std::matches!(
+                    self.intelligence_priority, ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(self.speed_priority, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ModelPreferences", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.cost_priority, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("costPriority", &self.cost_priority)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.hints.is_some() {
-            state.serialize_field("hints", &self.hints)?;
-        } else {
-            state.skip_field("hints")?;
+        if ::std::matches!(self.hints, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("hints", &self.hints)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.intelligence_priority.is_some() {
-            state.serialize_field("intelligencePriority", &self.intelligence_priority)?;
-        } else {
-            state.skip_field("intelligencePriority")?;
+        if ::std::matches!(self.intelligence_priority, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("intelligencePriority", &self.intelligence_priority)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.speed_priority.is_some() {
-            state.serialize_field("speedPriority", &self.speed_priority)?;
-        } else {
-            state.skip_field("speedPriority")?;
+        if ::std::matches!(self.speed_priority, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("speedPriority", &self.speed_priority)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9941,70 +8796,35 @@ impl crate::support::FromValue for ModelPreferences {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<ModelHint>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ModelPreferences",
             ::std::option::Option::Some(
                 &["costPriority", "hints", "intelligencePriority", "speedPriority"],
             ),
+            &["costPriority", "hints", "intelligencePriority", "speedPriority"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "costPriority" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "hints" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "intelligencePriority" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "speedPriority" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            cost_priority: field0.unwrap_or_default(),
-            hints: field1.unwrap_or_default(),
-            intelligence_priority: field2.unwrap_or_default(),
-            speed_priority: field3.unwrap_or_default(),
+            cost_priority: field0.0,
+            hints: field1.0,
+            intelligence_priority: field2.0,
+            speed_priority: field3.0,
         })
     }
 }
@@ -10021,17 +8841,31 @@ impl ::serde::Serialize for NotificationMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize
-            + usize::from(self.io_modelcontextprotocol_subscription_id.is_some());
-        let mut state = serializer.serialize_struct("NotificationMetaObject", len)?;
-        if self.io_modelcontextprotocol_subscription_id.is_some() {
-            state
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_subscription_id,
+                    ::std::option::Option::Some(_)
+                ),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("NotificationMetaObject", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(
+            self.io_modelcontextprotocol_subscription_id, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/subscriptionId",
                     &self.io_modelcontextprotocol_subscription_id,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/subscriptionId")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -10040,32 +8874,21 @@ impl crate::support::FromValue for NotificationMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct NotificationMetaObject",
             ::std::option::Option::Some(&["io.modelcontextprotocol/subscriptionId"]),
+            &["io.modelcontextprotocol/subscriptionId"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "io.modelcontextprotocol/subscriptionId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            io_modelcontextprotocol_subscription_id: field0.unwrap_or_default(),
+            io_modelcontextprotocol_subscription_id: field0.0,
         })
     }
 }
@@ -10082,12 +8905,20 @@ impl ::serde::Serialize for NotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("NotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("NotificationParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -10096,33 +8927,20 @@ impl crate::support::FromValue for NotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct NotificationParams",
             ::std::option::Option::Some(&["_meta"]),
+            &["_meta"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { meta: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for NotificationParams {
@@ -10138,37 +8956,59 @@ impl ::serde::Serialize for NumberSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.maximum.is_some()) + usize::from(self.minimum.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("NumberSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.maximum, ::std::option::Option::Some(_)),
+                ::std::matches!(self.minimum, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("NumberSchema", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("default", &self.default)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.maximum.is_some() {
-            state.serialize_field("maximum", &self.maximum)?;
-        } else {
-            state.skip_field("maximum")?;
+        if ::std::matches!(self.maximum, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("maximum", &self.maximum)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.minimum.is_some() {
-            state.serialize_field("minimum", &self.minimum)?;
-        } else {
-            state.skip_field("minimum")?;
+        if ::std::matches!(self.minimum, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("minimum", &self.minimum)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10176,96 +9016,50 @@ impl crate::support::FromValue for NumberSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::serde_json::Number>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<NumberSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct NumberSchema",
             ::std::option::Option::Some(
                 &["default", "description", "maximum", "minimum", "title", "type"],
             ),
+            &["default", "description", "maximum", "minimum", "title", "type"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maximum" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "minimum" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field5) = field5 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            maximum: field2.unwrap_or_default(),
-            minimum: field3.unwrap_or_default(),
-            title: field4.unwrap_or_default(),
+            default: field0.0,
+            description: field1.0,
+            maximum: field2.0,
+            minimum: field3.0,
+            title: field4.0,
             type_: field5,
         })
     }
@@ -10376,49 +9170,82 @@ impl ::serde::Serialize for ResourceLink {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ResourceLink", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceLink", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10426,7 +9253,31 @@ impl crate::support::FromValue for ResourceLink {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field8: ::std::option::Option<ResourceLinkType> = ::std::option::Option::None;
+        let mut field9: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResourceLink",
             ::std::option::Option::Some(
@@ -10443,124 +9294,33 @@ impl crate::support::FromValue for ResourceLink {
                     "uri",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "icons",
+                "_meta",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "type",
+                "uri",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+                &mut field9,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut field9 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "size" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field9 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field5) = field5 else {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -10572,14 +9332,14 @@ impl crate::support::FromValue for ResourceLink {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
-            meta: field3.unwrap_or_default(),
-            mime_type: field4.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            icons: field2.0,
+            meta: field3.0,
+            mime_type: field4.0,
             name: field5,
-            size: field6.unwrap_or_default(),
-            title: field7.unwrap_or_default(),
+            size: field6.0,
+            title: field7.0,
             type_: field8,
             uri: field9,
         })
@@ -10605,17 +9365,30 @@ impl ::serde::Serialize for ResultMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize
-            + usize::from(self.io_modelcontextprotocol_server_info.is_some());
-        let mut state = serializer.serialize_struct("ResultMetaObject", len)?;
-        if self.io_modelcontextprotocol_server_info.is_some() {
-            state
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_server_info,
+                    ::std::option::Option::Some(_)
+                ),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResultMetaObject", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(
+            self.io_modelcontextprotocol_server_info, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/serverInfo",
                     &self.io_modelcontextprotocol_server_info,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/serverInfo")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -10624,32 +9397,21 @@ impl crate::support::FromValue for ResultMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Implementation>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResultMetaObject",
             ::std::option::Option::Some(&["io.modelcontextprotocol/serverInfo"]),
+            &["io.modelcontextprotocol/serverInfo"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "io.modelcontextprotocol/serverInfo" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            io_modelcontextprotocol_server_info: field0.unwrap_or_default(),
+            io_modelcontextprotocol_server_info: field0.0,
         })
     }
 }
@@ -10697,20 +9459,34 @@ impl ::serde::Serialize for Root {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some())
-            + usize::from(self.name.is_some());
-        let mut state = serializer.serialize_struct("Root", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.name, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Root", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.name.is_some() {
-            state.serialize_field("name", &self.name)?;
-        } else {
-            state.skip_field("name")?;
+        if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10718,58 +9494,29 @@ impl crate::support::FromValue for Root {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Root",
             ::std::option::Option::Some(&["_meta", "name", "uri"]),
+            &["_meta", "name", "uri"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            name: field1.unwrap_or_default(),
+            meta: field0.0,
+            name: field1.0,
             uri: field2,
         })
     }
@@ -10787,15 +9534,30 @@ impl ::serde::Serialize for SamplingMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("SamplingMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("role", &self.role)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10803,51 +9565,20 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<SamplingMessageContent> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<Role> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "_meta", "role"]),
+            &["content", "_meta", "role"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "role" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -10857,7 +9588,7 @@ impl crate::support::FromValue for SamplingMessage {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            meta: field1.unwrap_or_default(),
+            meta: field1.0,
             role: field2,
         })
     }
@@ -10912,42 +9643,67 @@ impl ::serde::Serialize for StringSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.format.is_some()) + usize::from(self.max_length.is_some())
-            + usize::from(self.min_length.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("StringSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.format, ::std::option::Option::Some(_)),
+                ::std::matches!(self.max_length, ::std::option::Option::Some(_)),
+                ::std::matches!(self.min_length, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("StringSchema", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("default", &self.default)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.format.is_some() {
-            state.serialize_field("format", &self.format)?;
-        } else {
-            state.skip_field("format")?;
+        if ::std::matches!(self.format, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("format", &self.format)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.max_length.is_some() {
-            state.serialize_field("maxLength", &self.max_length)?;
-        } else {
-            state.skip_field("maxLength")?;
+        if ::std::matches!(self.max_length, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("maxLength", &self.max_length)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.min_length.is_some() {
-            state.serialize_field("minLength", &self.min_length)?;
-        } else {
-            state.skip_field("minLength")?;
+        if ::std::matches!(self.min_length, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("minLength", &self.min_length)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10955,7 +9711,26 @@ impl crate::support::FromValue for StringSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<StringSchemaFormat>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<StringSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct StringSchema",
             ::std::option::Option::Some(
@@ -10969,102 +9744,38 @@ impl crate::support::FromValue for StringSchema {
                     "type",
                 ],
             ),
+            &[
+                "default",
+                "description",
+                "format",
+                "maxLength",
+                "minLength",
+                "title",
+                "type",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "format" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxLength" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "minLength" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field6) = field6 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            format: field2.unwrap_or_default(),
-            max_length: field3.unwrap_or_default(),
-            min_length: field4.unwrap_or_default(),
-            title: field5.unwrap_or_default(),
+            default: field0.0,
+            description: field1.0,
+            format: field2.0,
+            max_length: field3.0,
+            min_length: field4.0,
+            title: field5.0,
             type_: field6,
         })
     }
@@ -11127,24 +9838,56 @@ impl ::serde::Serialize for Task {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 5usize + usize::from(self.poll_interval_ms.is_some())
-            + usize::from(self.status_message.is_some());
-        let mut state = serializer.serialize_struct("Task", len)?;
-        state.serialize_field("createdAt", &self.created_at)?;
-        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
-        if self.poll_interval_ms.is_some() {
-            state.serialize_field("pollIntervalMs", &self.poll_interval_ms)?;
-        } else {
-            state.skip_field("pollIntervalMs")?;
+        let len = crate::support::present(
+            5usize,
+            &[
+                ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)),
+                ::std::matches!(self.status_message, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Task", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("createdAt", &self.created_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("status", &self.status)?;
-        if self.status_message.is_some() {
-            state.serialize_field("statusMessage", &self.status_message)?;
-        } else {
-            state.skip_field("statusMessage")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("lastUpdatedAt", &self.last_updated_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("taskId", &self.task_id)?;
-        state.serialize_field("ttlMs", &self.ttl_ms)?;
+        if ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("pollIntervalMs", &self.poll_interval_ms)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("status", &self.status)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.status_message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("statusMessage", &self.status_message)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("ttlMs", &self.ttl_ms)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -11152,7 +9895,18 @@ impl crate::support::FromValue for Task {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Task",
             ::std::option::Option::Some(
@@ -11166,91 +9920,27 @@ impl crate::support::FromValue for Task {
                     "ttlMs",
                 ],
             ),
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "pollIntervalMs",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -11274,9 +9964,9 @@ impl crate::support::FromValue for Task {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            poll_interval_ms: field2.unwrap_or_default(),
+            poll_interval_ms: field2.0,
             status: field3,
-            status_message: field4.unwrap_or_default(),
+            status_message: field4.0,
             task_id: field5,
             ttl_ms: field6,
         })
@@ -11349,54 +10039,19 @@ impl crate::support::FromValue for TaskStatusNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<TaskStatusNotificationMethod> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<TaskStatusNotificationParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskStatusNotification",
             ::std::option::Option::None,
+            &["jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
@@ -11480,109 +10135,50 @@ impl crate::support::FromValue for TaskStatusNotificationParamsCancelledTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<
+            TaskStatusNotificationParamsCancelledTaskStatus,
+        > = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field7: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskStatusNotificationParamsCancelledTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -11606,10 +10202,10 @@ impl crate::support::FromValue for TaskStatusNotificationParamsCancelledTask {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval_ms: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval_ms: field3.0,
             status: field4,
-            status_message: field5.unwrap_or_default(),
+            status_message: field5.0,
             task_id: field6,
             ttl_ms: field7,
             extra: rest,
@@ -11662,120 +10258,55 @@ impl crate::support::FromValue for TaskStatusNotificationParamsCompletedTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        > = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<
+            TaskStatusNotificationParamsCompletedTaskStatus,
+        > = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field8: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskStatusNotificationParamsCompletedTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "result",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "result" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -11802,11 +10333,11 @@ impl crate::support::FromValue for TaskStatusNotificationParamsCompletedTask {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval_ms: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval_ms: field3.0,
             result: field4,
             status: field5,
-            status_message: field6.unwrap_or_default(),
+            status_message: field6.0,
             task_id: field7,
             ttl_ms: field8,
             extra: rest,
@@ -11859,120 +10390,53 @@ impl crate::support::FromValue for TaskStatusNotificationParamsFailedTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<ErrorObject> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: ::std::option::Option<
+            TaskStatusNotificationParamsFailedTaskStatus,
+        > = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field8: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskStatusNotificationParamsFailedTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "error",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "error" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -12000,10 +10464,10 @@ impl crate::support::FromValue for TaskStatusNotificationParamsFailedTask {
             created_at: field0,
             error: field1,
             last_updated_at: field2,
-            meta: field3.unwrap_or_default(),
-            poll_interval_ms: field4.unwrap_or_default(),
+            meta: field3.0,
+            poll_interval_ms: field4.0,
             status: field5,
-            status_message: field6.unwrap_or_default(),
+            status_message: field6.0,
             task_id: field7,
             ttl_ms: field8,
             extra: rest,
@@ -12056,120 +10520,53 @@ impl crate::support::FromValue for TaskStatusNotificationParamsInputRequiredTask
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<InputRequests> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: ::std::option::Option<
+            TaskStatusNotificationParamsInputRequiredTaskStatus,
+        > = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field8: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskStatusNotificationParamsInputRequiredTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "inputRequests",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+                &mut field8,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut field8 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputRequests" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field8 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -12199,10 +10596,10 @@ impl crate::support::FromValue for TaskStatusNotificationParamsInputRequiredTask
             created_at: field0,
             input_requests: field1,
             last_updated_at: field2,
-            meta: field3.unwrap_or_default(),
-            poll_interval_ms: field4.unwrap_or_default(),
+            meta: field3.0,
+            poll_interval_ms: field4.0,
             status: field5,
-            status_message: field6.unwrap_or_default(),
+            status_message: field6.0,
             task_id: field7,
             ttl_ms: field8,
             extra: rest,
@@ -12254,109 +10651,50 @@ impl crate::support::FromValue for TaskStatusNotificationParamsWorkingTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<
+            ::std::option::Option<NotificationMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: ::std::option::Option<
+            TaskStatusNotificationParamsWorkingTaskStatus,
+        > = ::std::option::Option::None;
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field7: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskStatusNotificationParamsWorkingTask",
             ::std::option::Option::None,
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "_meta",
+                "pollIntervalMs",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -12380,10 +10718,10 @@ impl crate::support::FromValue for TaskStatusNotificationParamsWorkingTask {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            meta: field2.unwrap_or_default(),
-            poll_interval_ms: field3.unwrap_or_default(),
+            meta: field2.0,
+            poll_interval_ms: field3.0,
             status: field4,
-            status_message: field5.unwrap_or_default(),
+            status_message: field5.0,
             task_id: field6,
             ttl_ms: field7,
             extra: rest,
@@ -12410,13 +10748,22 @@ impl ::serde::Serialize for TaskSubscriptionAcknowledgedNotifications {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.task_ids.is_some());
-        let mut state = serializer
-            .serialize_struct("TaskSubscriptionAcknowledgedNotifications", len)?;
-        if self.task_ids.is_some() {
-            state.serialize_field("taskIds", &self.task_ids)?;
-        } else {
-            state.skip_field("taskIds")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.task_ids, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("TaskSubscriptionAcknowledgedNotifications", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.task_ids, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("taskIds", &self.task_ids)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -12425,33 +10772,20 @@ impl crate::support::FromValue for TaskSubscriptionAcknowledgedNotifications {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskSubscriptionAcknowledgedNotifications",
             ::std::option::Option::Some(&["taskIds"]),
+            &["taskIds"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "taskIds" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            task_ids: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { task_ids: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for TaskSubscriptionAcknowledgedNotifications {
@@ -12467,13 +10801,22 @@ impl ::serde::Serialize for TaskSubscriptionNotifications {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.task_ids.is_some());
-        let mut state = serializer
-            .serialize_struct("TaskSubscriptionNotifications", len)?;
-        if self.task_ids.is_some() {
-            state.serialize_field("taskIds", &self.task_ids)?;
-        } else {
-            state.skip_field("taskIds")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.task_ids, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("TaskSubscriptionNotifications", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.task_ids, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("taskIds", &self.task_ids)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -12482,33 +10825,20 @@ impl crate::support::FromValue for TaskSubscriptionNotifications {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TaskSubscriptionNotifications",
             ::std::option::Option::Some(&["taskIds"]),
+            &["taskIds"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "taskIds" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            task_ids: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { task_ids: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for TaskSubscriptionNotifications {
@@ -12549,21 +10879,39 @@ impl ::serde::Serialize for TextContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("TextContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("TextContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("text", &self.text)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("text", &self.text)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12571,62 +10919,23 @@ impl crate::support::FromValue for TextContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<TextContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TextContent",
             ::std::option::Option::Some(&["annotations", "_meta", "text", "type"]),
+            &["annotations", "_meta", "text", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "text" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -12635,8 +10944,8 @@ impl crate::support::FromValue for TextContent {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            meta: field1.unwrap_or_default(),
+            annotations: field0.0,
+            meta: field1.0,
             text: field2,
             type_: field3,
         })
@@ -12662,21 +10971,38 @@ impl ::serde::Serialize for TextResourceContents {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some());
-        let mut state = serializer.serialize_struct("TextResourceContents", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("TextResourceContents", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("text", &self.text)?;
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("text", &self.text)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12684,62 +11010,23 @@ impl crate::support::FromValue for TextResourceContents {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TextResourceContents",
             ::std::option::Option::Some(&["_meta", "mimeType", "text", "uri"]),
+            &["_meta", "mimeType", "text", "uri"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "mimeType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "text" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "uri" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -12748,8 +11035,8 @@ impl crate::support::FromValue for TextResourceContents {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
-            mime_type: field1.unwrap_or_default(),
+            meta: field0.0,
+            mime_type: field1.0,
             text: field2,
             uri: field3,
         })
@@ -12768,38 +11055,66 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.max_items.is_some())
-            + usize::from(self.min_items.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("TitledMultiSelectEnumSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.max_items, ::std::option::Option::Some(_)),
+                ::std::matches!(self.min_items, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("TitledMultiSelectEnumSchema", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("default", &self.default)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("items", &self.items)?;
-        if self.max_items.is_some() {
-            state.serialize_field("maxItems", &self.max_items)?;
-        } else {
-            state.skip_field("maxItems")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("items", &self.items)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.min_items.is_some() {
-            state.serialize_field("minItems", &self.min_items)?;
-        } else {
-            state.skip_field("minItems")?;
+        if ::std::matches!(self.max_items, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("maxItems", &self.max_items)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.min_items, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("minItems", &self.min_items)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12807,7 +11122,24 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<TitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<TitledMultiSelectEnumSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TitledMultiSelectEnumSchema",
             ::std::option::Option::Some(
@@ -12821,91 +11153,27 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchema {
                     "type",
                 ],
             ),
+            &[
+                "default",
+                "description",
+                "items",
+                "maxItems",
+                "minItems",
+                "title",
+                "type",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "items" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxItems" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "minItems" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("items"));
@@ -12914,12 +11182,12 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchema {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
+            default: field0.0,
+            description: field1.0,
             items: field2,
-            max_items: field3.unwrap_or_default(),
-            min_items: field4.unwrap_or_default(),
-            title: field5.unwrap_or_default(),
+            max_items: field3.0,
+            min_items: field4.0,
+            title: field5.0,
             type_: field6,
         })
     }
@@ -12937,10 +11205,18 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer
-            .serialize_struct("TitledMultiSelectEnumSchemaItems", len)?;
-        state.serialize_field("anyOf", &self.any_of)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("TitledMultiSelectEnumSchemaItems", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("anyOf", &self.any_of)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12948,29 +11224,18 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchemaItems {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<
+            ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
+        > = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TitledMultiSelectEnumSchemaItems",
             ::std::option::Option::Some(&["anyOf"]),
+            &["anyOf"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "anyOf" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("anyOf"));
@@ -12991,11 +11256,23 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer
-            .serialize_struct("TitledMultiSelectEnumSchemaItemsAnyOfItem", len)?;
-        state.serialize_field("const", &self.const_)?;
-        state.serialize_field("title", &self.title)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("TitledMultiSelectEnumSchemaItemsAnyOfItem", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("const", &self.const_)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("title", &self.title)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13003,40 +11280,17 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TitledMultiSelectEnumSchemaItemsAnyOfItem",
             ::std::option::Option::Some(&["const", "title"]),
+            &["const", "title"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "const" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("const"));
@@ -13070,28 +11324,50 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer
-            .serialize_struct("TitledSingleSelectEnumSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("TitledSingleSelectEnumSchema", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("default", &self.default)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("oneOf", &self.one_of)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("oneOf", &self.one_of)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13099,75 +11375,30 @@ impl crate::support::FromValue for TitledSingleSelectEnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<
+            ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>,
+        > = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<TitledSingleSelectEnumSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TitledSingleSelectEnumSchema",
             ::std::option::Option::Some(
                 &["default", "description", "oneOf", "title", "type"],
             ),
+            &["default", "description", "oneOf", "title", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "oneOf" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("oneOf"));
@@ -13176,10 +11407,10 @@ impl crate::support::FromValue for TitledSingleSelectEnumSchema {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
+            default: field0.0,
+            description: field1.0,
             one_of: field2,
-            title: field3.unwrap_or_default(),
+            title: field3.0,
             type_: field4,
         })
     }
@@ -13197,11 +11428,23 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer
-            .serialize_struct("TitledSingleSelectEnumSchemaOneOfItem", len)?;
-        state.serialize_field("const", &self.const_)?;
-        state.serialize_field("title", &self.title)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("TitledSingleSelectEnumSchemaOneOfItem", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("const", &self.const_)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("title", &self.title)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13209,40 +11452,17 @@ impl crate::support::FromValue for TitledSingleSelectEnumSchemaOneOfItem {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct TitledSingleSelectEnumSchemaOneOfItem",
             ::std::option::Option::Some(&["const", "title"]),
+            &["const", "title"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "const" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("const"));
@@ -13276,43 +11496,71 @@ impl ::serde::Serialize for Tool {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some())
-            + usize::from(self.output_schema.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Tool", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.output_schema, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Tool", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("inputSchema", &self.input_schema)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("inputSchema", &self.input_schema)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("name", &self.name)?;
-        if self.output_schema.is_some() {
-            state.serialize_field("outputSchema", &self.output_schema)?;
-        } else {
-            state.skip_field("outputSchema")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.output_schema, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("outputSchema", &self.output_schema)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -13321,7 +11569,27 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ToolAnnotations>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<Icon>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field3: ::std::option::Option<ToolInputSchema> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: crate::support::Member<
+            ::std::option::Option<ToolOutputSchema>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field7: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct Tool",
             ::std::option::Option::Some(
@@ -13336,102 +11604,29 @@ impl crate::support::FromValue for Tool {
                     "title",
                 ],
             ),
+            &[
+                "annotations",
+                "description",
+                "icons",
+                "inputSchema",
+                "_meta",
+                "name",
+                "outputSchema",
+                "title",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+                &mut field7,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        let mut field7 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "annotations" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "icons" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "inputSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "outputSchema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field7 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field3) = field3 else {
             return ::std::result::Result::Err(
@@ -13442,14 +11637,14 @@ impl crate::support::FromValue for Tool {
             return ::std::result::Result::Err(crate::support::missing_field("name"));
         };
         ::std::result::Result::Ok(Self {
-            annotations: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            icons: field2.unwrap_or_default(),
+            annotations: field0.0,
+            description: field1.0,
+            icons: field2.0,
             input_schema: field3,
-            meta: field4.unwrap_or_default(),
+            meta: field4.0,
             name: field5,
-            output_schema: field6.unwrap_or_default(),
-            title: field7.unwrap_or_default(),
+            output_schema: field6.0,
+            title: field7.0,
         })
     }
 }
@@ -13466,36 +11661,54 @@ impl ::serde::Serialize for ToolAnnotations {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.destructive_hint.is_some())
-            + usize::from(self.idempotent_hint.is_some())
-            + usize::from(self.open_world_hint.is_some())
-            + usize::from(self.read_only_hint.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ToolAnnotations", len)?;
-        if self.destructive_hint.is_some() {
-            state.serialize_field("destructiveHint", &self.destructive_hint)?;
-        } else {
-            state.skip_field("destructiveHint")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.destructive_hint, ::std::option::Option::Some(_)),
+                ::std::matches!(self.idempotent_hint, ::std::option::Option::Some(_)),
+                ::std::matches!(self.open_world_hint, ::std::option::Option::Some(_)),
+                ::std::matches!(self.read_only_hint, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ToolAnnotations", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.destructive_hint, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("destructiveHint", &self.destructive_hint)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.idempotent_hint.is_some() {
-            state.serialize_field("idempotentHint", &self.idempotent_hint)?;
-        } else {
-            state.skip_field("idempotentHint")?;
+        if ::std::matches!(self.idempotent_hint, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("idempotentHint", &self.idempotent_hint)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.open_world_hint.is_some() {
-            state.serialize_field("openWorldHint", &self.open_world_hint)?;
-        } else {
-            state.skip_field("openWorldHint")?;
+        if ::std::matches!(self.open_world_hint, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("openWorldHint", &self.open_world_hint)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.read_only_hint.is_some() {
-            state.serialize_field("readOnlyHint", &self.read_only_hint)?;
-        } else {
-            state.skip_field("readOnlyHint")?;
+        if ::std::matches!(self.read_only_hint, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("readOnlyHint", &self.read_only_hint)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -13504,7 +11717,22 @@ impl crate::support::FromValue for ToolAnnotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolAnnotations",
             ::std::option::Option::Some(
@@ -13516,76 +11744,24 @@ impl crate::support::FromValue for ToolAnnotations {
                     "title",
                 ],
             ),
+            &[
+                "destructiveHint",
+                "idempotentHint",
+                "openWorldHint",
+                "readOnlyHint",
+                "title",
+            ],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "destructiveHint" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "idempotentHint" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "openWorldHint" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "readOnlyHint" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            destructive_hint: field0.unwrap_or_default(),
-            idempotent_hint: field1.unwrap_or_default(),
-            open_world_hint: field2.unwrap_or_default(),
-            read_only_hint: field3.unwrap_or_default(),
-            title: field4.unwrap_or_default(),
+            destructive_hint: field0.0,
+            idempotent_hint: field1.0,
+            open_world_hint: field2.0,
+            read_only_hint: field3.0,
+            title: field4.0,
         })
     }
 }
@@ -13602,12 +11778,20 @@ impl ::serde::Serialize for ToolChoice {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.mode.is_some());
-        let mut state = serializer.serialize_struct("ToolChoice", len)?;
-        if self.mode.is_some() {
-            state.serialize_field("mode", &self.mode)?;
-        } else {
-            state.skip_field("mode")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.mode, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ToolChoice", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.mode, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mode", &self.mode)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -13616,33 +11800,20 @@ impl crate::support::FromValue for ToolChoice {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<::std::option::Option<ToolChoiceMode>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolChoice",
             ::std::option::Option::Some(&["mode"]),
+            &["mode"],
+            &mut [&mut field0],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "mode" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
-        ::std::result::Result::Ok(Self {
-            mode: field0.unwrap_or_default(),
-        })
+        ::std::result::Result::Ok(Self { mode: field0.0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ToolChoice {
@@ -13706,49 +11877,26 @@ impl crate::support::FromValue for ToolInputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<ToolInputSchemaType> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolInputSchema",
             ::std::option::Option::None,
+            &["$schema", "type"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "$schema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            schema: field0.unwrap_or_default(),
+            schema: field0.0,
             type_: field1,
             extra: rest,
         })
@@ -13788,35 +11936,22 @@ impl crate::support::FromValue for ToolOutputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolOutputSchema",
             ::std::option::Option::None,
+            &["$schema"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "$schema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
-            schema: field0.unwrap_or_default(),
+            schema: field0.0,
             extra: rest,
         })
     }
@@ -13834,28 +11969,53 @@ impl ::serde::Serialize for ToolResultContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.is_error.is_some())
-            + usize::from(self.meta.is_some())
-            + usize::from(self.structured_content.is_some());
-        let mut state = serializer.serialize_struct("ToolResultContent", len)?;
-        state.serialize_field("content", &self.content)?;
-        if self.is_error.is_some() {
-            state.serialize_field("isError", &self.is_error)?;
-        } else {
-            state.skip_field("isError")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.is_error, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.structured_content, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ToolResultContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.is_error, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("isError", &self.is_error)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.structured_content.is_some() {
-            state.serialize_field("structuredContent", &self.structured_content)?;
-        } else {
-            state.skip_field("structuredContent")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("toolUseId", &self.tool_use_id)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.structured_content, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("structuredContent", &self.structured_content)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("toolUseId", &self.tool_use_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13863,7 +12023,19 @@ impl crate::support::FromValue for ToolResultContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
+        let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field2: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::serde_json::Value>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field5: ::std::option::Option<ToolResultContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolResultContent",
             ::std::option::Option::Some(
@@ -13876,80 +12048,18 @@ impl crate::support::FromValue for ToolResultContent {
                     "type",
                 ],
             ),
+            &["content", "isError", "_meta", "structuredContent", "toolUseId", "type"],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "content" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "isError" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "structuredContent" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "toolUseId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("content"));
@@ -13964,9 +12074,9 @@ impl crate::support::FromValue for ToolResultContent {
         };
         ::std::result::Result::Ok(Self {
             content: field0,
-            is_error: field1.unwrap_or_default(),
-            meta: field2.unwrap_or_default(),
-            structured_content: field3.unwrap_or_default(),
+            is_error: field1.0,
+            meta: field2.0,
+            structured_content: field3.0,
             tool_use_id: field4,
             type_: field5,
         })
@@ -13992,17 +12102,37 @@ impl ::serde::Serialize for ToolUseContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 4usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ToolUseContent", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("input", &self.input)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            4usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ToolUseContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("name", &self.name)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("input", &self.input)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -14010,73 +12140,24 @@ impl crate::support::FromValue for ToolUseContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        > = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<MetaObject>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field4: ::std::option::Option<ToolUseContentType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ToolUseContent",
             ::std::option::Option::Some(&["id", "input", "_meta", "name", "type"]),
+            &["id", "input", "_meta", "name", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "input" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "name" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -14093,7 +12174,7 @@ impl crate::support::FromValue for ToolUseContent {
         ::std::result::Result::Ok(Self {
             id: field0,
             input: field1,
-            meta: field2.unwrap_or_default(),
+            meta: field2.0,
             name: field3,
             type_: field4,
         })
@@ -14119,39 +12200,66 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.max_items.is_some())
-            + usize::from(self.min_items.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer
-            .serialize_struct("UntitledMultiSelectEnumSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.max_items, ::std::option::Option::Some(_)),
+                ::std::matches!(self.min_items, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("UntitledMultiSelectEnumSchema", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("default", &self.default)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("items", &self.items)?;
-        if self.max_items.is_some() {
-            state.serialize_field("maxItems", &self.max_items)?;
-        } else {
-            state.skip_field("maxItems")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("items", &self.items)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.min_items.is_some() {
-            state.serialize_field("minItems", &self.min_items)?;
-        } else {
-            state.skip_field("minItems")?;
+        if ::std::matches!(self.max_items, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("maxItems", &self.max_items)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.min_items, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("minItems", &self.min_items)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -14159,7 +12267,24 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<UntitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field5: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field6: ::std::option::Option<UntitledMultiSelectEnumSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UntitledMultiSelectEnumSchema",
             ::std::option::Option::Some(
@@ -14173,91 +12298,27 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
                     "type",
                 ],
             ),
+            &[
+                "default",
+                "description",
+                "items",
+                "maxItems",
+                "minItems",
+                "title",
+                "type",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "items" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxItems" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "minItems" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("items"));
@@ -14266,12 +12327,12 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
+            default: field0.0,
+            description: field1.0,
             items: field2,
-            max_items: field3.unwrap_or_default(),
-            min_items: field4.unwrap_or_default(),
-            title: field5.unwrap_or_default(),
+            max_items: field3.0,
+            min_items: field4.0,
+            title: field5.0,
             type_: field6,
         })
     }
@@ -14289,11 +12350,21 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer
-            .serialize_struct("UntitledMultiSelectEnumSchemaItems", len)?;
-        state.serialize_field("enum", &self.enum_)?;
-        state.serialize_field("type", &self.type_)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("UntitledMultiSelectEnumSchemaItems", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("enum", &self.enum_)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -14301,40 +12372,17 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchemaItems {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<UntitledMultiSelectEnumSchemaItemsType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UntitledMultiSelectEnumSchemaItems",
             ::std::option::Option::Some(&["enum", "type"]),
+            &["enum", "type"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "enum" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -14375,28 +12423,49 @@ impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer
-            .serialize_struct("UntitledSingleSelectEnumSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("UntitledSingleSelectEnumSchema", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("default", &self.default)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("enum", &self.enum_)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("enum", &self.enum_)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -14404,75 +12473,28 @@ impl crate::support::FromValue for UntitledSingleSelectEnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field2: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
+        let mut field3: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field4: ::std::option::Option<UntitledSingleSelectEnumSchemaType> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UntitledSingleSelectEnumSchema",
             ::std::option::Option::Some(
                 &["default", "description", "enum", "title", "type"],
             ),
+            &["default", "description", "enum", "title", "type"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "enum" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field2) = field2 else {
             return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -14481,10 +12503,10 @@ impl crate::support::FromValue for UntitledSingleSelectEnumSchema {
             return ::std::result::Result::Err(crate::support::missing_field("type"));
         };
         ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
+            default: field0.0,
+            description: field1.0,
             enum_: field2,
-            title: field3.unwrap_or_default(),
+            title: field3.0,
             type_: field4,
         })
     }
@@ -14524,65 +12546,20 @@ impl crate::support::FromValue for UpdateTaskRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+        let mut field2: ::std::option::Option<UpdateTaskRequestMethod> = ::std::option::Option::None;
+        let mut field3: ::std::option::Option<UpdateTaskRequestParams> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UpdateTaskRequest",
             ::std::option::Option::None,
+            &["id", "jsonrpc", "method", "params"],
+            &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -14625,10 +12602,22 @@ impl ::serde::Serialize for UpdateTaskRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("UpdateTaskRequestParams", len)?;
-        state.serialize_field("inputResponses", &self.input_responses)?;
-        state.serialize_field("taskId", &self.task_id)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("UpdateTaskRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("inputResponses", &self.input_responses)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -14636,40 +12625,17 @@ impl crate::support::FromValue for UpdateTaskRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<InputResponses> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UpdateTaskRequestParams",
             ::std::option::Option::Some(&["inputResponses", "taskId"]),
+            &["inputResponses", "taskId"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "inputResponses" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -14713,43 +12679,20 @@ impl crate::support::FromValue for UpdateTaskResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: crate::support::Member<
+            ::std::option::Option<ResultMetaObject>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field1: ::std::option::Option<UpdateTaskResultResultType> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct UpdateTaskResult",
             ::std::option::Option::None,
+            &["_meta", "resultType"],
+            &mut [&mut field0, &mut field1],
+            ::std::option::Option::Some(&mut rest),
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "_meta" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "resultType" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field1) = field1 else {
             return ::std::result::Result::Err(
@@ -14757,7 +12700,7 @@ impl crate::support::FromValue for UpdateTaskResult {
             );
         };
         ::std::result::Result::Ok(Self {
-            meta: field0.unwrap_or_default(),
+            meta: field0.0,
             result_type: field1,
             extra: rest,
         })
@@ -14783,24 +12726,56 @@ impl ::serde::Serialize for WorkingTask {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 5usize + usize::from(self.poll_interval_ms.is_some())
-            + usize::from(self.status_message.is_some());
-        let mut state = serializer.serialize_struct("WorkingTask", len)?;
-        state.serialize_field("createdAt", &self.created_at)?;
-        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
-        if self.poll_interval_ms.is_some() {
-            state.serialize_field("pollIntervalMs", &self.poll_interval_ms)?;
-        } else {
-            state.skip_field("pollIntervalMs")?;
+        let len = crate::support::present(
+            5usize,
+            &[
+                ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)),
+                ::std::matches!(self.status_message, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("WorkingTask", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("createdAt", &self.created_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("status", &self.status)?;
-        if self.status_message.is_some() {
-            state.serialize_field("statusMessage", &self.status_message)?;
-        } else {
-            state.skip_field("statusMessage")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("lastUpdatedAt", &self.last_updated_at)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("taskId", &self.task_id)?;
-        state.serialize_field("ttlMs", &self.ttl_ms)?;
+        if ::std::matches!(self.poll_interval_ms, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("pollIntervalMs", &self.poll_interval_ms)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("status", &self.status)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.status_message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("statusMessage", &self.status_message)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("taskId", &self.task_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("ttlMs", &self.ttl_ms)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -14808,7 +12783,18 @@ impl crate::support::FromValue for WorkingTask {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
+        let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field2: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut field3: ::std::option::Option<WorkingTaskStatus> = ::std::option::Option::None;
+        let mut field4: crate::support::Member<
+            ::std::option::Option<::std::string::String>,
+        > = crate::support::Member(::std::option::Option::None);
+        let mut field5: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut field6: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct WorkingTask",
             ::std::option::Option::Some(
@@ -14822,91 +12808,27 @@ impl crate::support::FromValue for WorkingTask {
                     "ttlMs",
                 ],
             ),
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "pollIntervalMs",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttlMs",
+            ],
+            &mut [
+                &mut field0,
+                &mut field1,
+                &mut field2,
+                &mut field3,
+                &mut field4,
+                &mut field5,
+                &mut field6,
+            ],
+            ::std::option::Option::None,
         ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "createdAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "lastUpdatedAt" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "pollIntervalMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "status" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "statusMessage" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "taskId" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "ttlMs" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return ::std::result::Result::Err(e);
         }
         let ::std::option::Option::Some(field0) = field0 else {
             return ::std::result::Result::Err(
@@ -14930,9 +12852,9 @@ impl crate::support::FromValue for WorkingTask {
         ::std::result::Result::Ok(Self {
             created_at: field0,
             last_updated_at: field1,
-            poll_interval_ms: field2.unwrap_or_default(),
+            poll_interval_ms: field2.0,
             status: field3,
-            status_message: field4.unwrap_or_default(),
+            status_message: field4.0,
             task_id: field5,
             ttl_ms: field6,
         })
