@@ -58,9 +58,10 @@ pub struct Context {
     log: LogFilter,
     asker: Asker,
     request_id: Option<RequestId>,
-    /// Cancelled when the connection drains (see `Context::draining`); only requests that
-    /// never end on their own carry it.
-    draining: Option<CancellationToken>,
+    /// The connection's draining and, for a connection never drained on its own, the
+    /// server's shutdown (see `Context::draining`); only requests that never end on their
+    /// own carry them.
+    draining: Option<(CancellationToken, Option<CancellationToken>)>,
     events: broadcast::Sender<ServerEvent>,
     principal: Option<Arc<Principal>>,
     /// The task this call runs as (or may start), if any.
@@ -223,8 +224,12 @@ impl Context {
     }
 
     /// Lets this request see its connection drain (`subscriptions/listen`).
-    pub(crate) fn with_draining(mut self, draining: CancellationToken) -> Context {
-        self.draining = Some(draining);
+    pub(crate) fn with_draining(
+        mut self,
+        draining: CancellationToken,
+        stopping: Option<CancellationToken>,
+    ) -> Context {
+        self.draining = Some((draining, stopping));
         self
     }
 
@@ -232,7 +237,10 @@ impl Context {
     /// a request given the connection's draining (see `with_draining`); never otherwise.
     pub(crate) async fn draining(&self) {
         match &self.draining {
-            Some(token) => token.cancelled().await,
+            Some((draining, None)) => draining.cancelled().await,
+            Some((draining, Some(stopping))) => {
+                crate::cancel::first(draining.cancelled(), stopping.cancelled()).await;
+            }
             None => std::future::pending().await,
         }
     }

@@ -166,7 +166,7 @@ impl Connection {
             // A listen never ends on its own: draining ends it (with its result), or
             // draining would wait the whole grace period for it.
             let ctx = if method == McpMethod::SubscriptionsListen {
-                ctx.with_draining(self.draining.clone())
+                ctx.with_draining(self.draining.clone(), self.stopping.clone())
             } else {
                 ctx
             };

@@ -61,6 +61,10 @@ pub struct Connection {
     /// their own (`subscriptions/listen`) finish now, so that draining waits only for
     /// work that ends.
     draining: CancellationToken,
+    /// The server's shutdown, for a connection that is never drained on its own (a
+    /// stateless HTTP request): it ends the connection's listens too, but the connection
+    /// never cancels it.
+    stopping: Option<CancellationToken>,
     pending: Arc<Pending>,
     /// Owns the tasks a legacy client creates here (unique per connection: a session's
     /// tasks are its own; a session shared by replicas is named by its id instead, the
@@ -90,15 +94,15 @@ impl Connection {
     /// A connection for one stateless (2026-07-28) HTTP request: no lifecycle and no
     /// session notifications, so nothing is spawned for it.
     pub fn stateless(server: Server, out: mpsc::Sender<Outgoing>) -> Arc<Connection> {
-        Connection::stateless_draining_with(server, out, CancellationToken::new())
+        Connection::stateless_stopping_with(server, out, None)
     }
 
-    /// [`Connection::stateless`], draining when `draining` is cancelled (an HTTP server's
-    /// shutdown) as well as by [`Connection::drain`].
-    pub(crate) fn stateless_draining_with(
+    /// [`Connection::stateless`] whose listens also end when `stopping` is cancelled (an
+    /// HTTP server's shutdown), as they do when [`Connection::drain`] is called.
+    pub(crate) fn stateless_stopping_with(
         server: Server,
         out: mpsc::Sender<Outgoing>,
-        draining: CancellationToken,
+        stopping: Option<CancellationToken>,
     ) -> Arc<Connection> {
         Arc::new(Connection {
             server,
@@ -111,7 +115,8 @@ impl Connection {
             in_flight: Mutex::new(HashMap::new()),
             log_level: SharedLogLevel::default(),
             closed: CancellationToken::new(),
-            draining,
+            draining: CancellationToken::new(),
+            stopping,
             pending: Arc::new(Pending::default()),
             task_owner: Mutex::new(session_owner()),
             tasks_end_with_it: false,
@@ -569,6 +574,22 @@ enum Dispatched {
 #[cfg(test)]
 mod tests {
     use super::session_owner;
+    use super::{CancellationToken, Connection};
+    use crate::model::Implementation;
+    use crate::Server;
+
+    /// A stateless connection's listens end with the server's shutdown, but draining the
+    /// connection never shuts the server down (the token is the server's, not its own).
+    #[tokio::test]
+    async fn draining_a_stateless_connection_leaves_the_server_running() {
+        let stopping = CancellationToken::new();
+        let (out, _rx) = tokio::sync::mpsc::channel(1);
+        let server = Server::builder(Implementation::new("t", "1")).build();
+        let conn = Connection::stateless_stopping_with(server, out, Some(stopping.clone()));
+        conn.drain(std::time::Duration::ZERO).await;
+        assert!(conn.draining.is_cancelled());
+        assert!(!stopping.is_cancelled());
+    }
 
     /// Every connection's task owner is its own, and none can be a replica-shared
     /// session's name (`session:` and 32 hex digits, without a `-`).

@@ -72,11 +72,11 @@ pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Call
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
-    // Shutdown drains every stateless request at once: their listens end then.
-    let conn = Connection::stateless_draining_with(
+    // Shutdown ends every stateless request's listen at once.
+    let conn = Connection::stateless_stopping_with(
         state.server.clone(),
         state.no_session.clone(),
-        state.stopping.clone(),
+        Some(state.stopping.clone()),
     );
     state.stateless_active.fetch_add(1, Ordering::SeqCst);
     let in_progress = InProgress {
