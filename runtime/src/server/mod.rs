@@ -68,6 +68,16 @@ pub struct Limits {
     /// by sending requests faster than they finish (or than it reads their answers).
     /// Default 1024.
     pub max_in_flight: usize,
+    /// The capacity asked of the kernel for the stdio transport's stdout pipe, in bytes,
+    /// when stdout is a pipe (Linux). Default 1 MiB; 0 leaves the pipe as it was made.
+    ///
+    /// A pipe holds 64 KiB unless its size is changed, so an answer larger than that (a
+    /// resource read, a long tool result) could only leave in pieces, the server waiting
+    /// for the client to read each one: the two processes took turns instead of working
+    /// at once, which halved the rate of 64 KiB reads (BENCHMARKS.md §8.10). The kernel
+    /// refuses more than `/proc/sys/fs/pipe-max-size` (1 MiB by default) to an
+    /// unprivileged process; a refusal leaves the pipe as it was.
+    pub stdout_pipe_bytes: usize,
 }
 
 impl Default for Limits {
@@ -80,6 +90,7 @@ impl Default for Limits {
             ask_timeout: std::time::Duration::from_secs(60),
             request_timeout: std::time::Duration::from_secs(300),
             max_in_flight: 1024,
+            stdout_pipe_bytes: 1024 * 1024,
         }
     }
 }

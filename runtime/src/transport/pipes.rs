@@ -12,11 +12,12 @@ pub(super) type StdinReader = Pin<Box<dyn AsyncRead + Send>>;
 /// The process's standard output, for the stdio transport.
 pub(super) type StdoutWriter = Pin<Box<dyn AsyncWrite + Send>>;
 
-/// stdin and stdout: as non-blocking pipes on Linux when both are FIFOs, otherwise
-/// tokio's standard handles (files, terminals, other platforms).
-pub(super) fn stdio_streams() -> (StdinReader, StdoutWriter) {
+/// stdin and stdout: as non-blocking pipes on Linux when both are FIFOs (stdout's pipe
+/// enlarged to `stdout_pipe_bytes`, see `Limits::stdout_pipe_bytes`), otherwise tokio's
+/// standard handles (files, terminals, other platforms).
+pub(super) fn stdio_streams(stdout_pipe_bytes: usize) -> (StdinReader, StdoutWriter) {
     #[cfg(target_os = "linux")]
-    if let Some((reader, writer)) = linux::fifo_pair() {
+    if let Some((reader, writer)) = linux::fifo_pair(stdout_pipe_bytes) {
         return (Box::pin(reader), Box::pin(writer));
     }
     (Box::pin(tokio::io::stdin()), Box::pin(tokio::io::stdout()))
@@ -32,7 +33,7 @@ mod linux {
     /// Opens fds 0 and 1 again through `/proc/self/fd`. The new open file descriptions
     /// are this transport's own: making them non-blocking leaves the process's fds 0 and
     /// 1 (and any child that inherits them) blocking, as programs expect.
-    pub(super) fn fifo_pair() -> Option<(pipe::Receiver, pipe::Sender)> {
+    pub(super) fn fifo_pair(stdout_pipe_bytes: usize) -> Option<(pipe::Receiver, pipe::Sender)> {
         let is_fifo = |path: &str| {
             std::fs::metadata(path)
                 .map(|m| m.file_type().is_fifo())
@@ -48,8 +49,30 @@ mod linux {
             .write(true)
             .open("/proc/self/fd/1")
             .ok()?;
+        if stdout_pipe_bytes > 0 {
+            match set_pipe_size(&output, stdout_pipe_bytes) {
+                Ok(size) => tracing::debug!(size, "stdout pipe enlarged"),
+                Err(e) => tracing::debug!(error = %e, "stdout pipe left as it was"),
+            }
+        }
         let reader = pipe::Receiver::from_file(input).ok()?;
         let writer = pipe::Sender::from_file(output).ok()?;
         Some((reader, writer))
+    }
+
+    /// Asks the kernel to make the pipe under `file` hold `bytes` (rounded up to whole
+    /// pages, at most `/proc/sys/fs/pipe-max-size` unless privileged); returns the size
+    /// it now has. Shrinking below what the pipe holds fails (`EBUSY`), so nothing is
+    /// lost either way.
+    fn set_pipe_size(file: &std::fs::File, bytes: usize) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        // The one `unsafe` of the workspace. Sound: `fcntl(F_SETPIPE_SZ)` takes an integer
+        // argument, no pointer, and the descriptor is `file`'s, open for this whole call.
+        // std has no safe form of it, and the safe wrappers (rustix, nix) would add a crate
+        // to every stdio server's build for one system call.
+        #[allow(unsafe_code)]
+        let size = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETPIPE_SZ, bytes) };
+        usize::try_from(size).map_err(|_| std::io::Error::last_os_error())
     }
 }

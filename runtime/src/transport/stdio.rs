@@ -22,7 +22,7 @@ pub async fn serve_stdio_with_shutdown(
     server: Server,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let (input, output) = super::pipes::stdio_streams();
+    let (input, output) = super::pipes::stdio_streams(server.limits().stdout_pipe_bytes);
     // The session runs as a task of its own, on a runtime worker. Awaited in place it
     // would often run on the thread that called `block_on` (`#[tokio::main]`'s main
     // thread), which is not a worker: every hand-off between reading a request and
