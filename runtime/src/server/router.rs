@@ -79,25 +79,34 @@ where
 
 /// [`decode_params`] of a request's params whose `_meta` was taken out as `meta`, in a
 /// revision whose params type requires `_meta` (the generated flag
-/// `params_meta_required`: 2026-07-28 and any revision like it): `_meta` is decoded once
-/// per shared `_meta` value and copied in; a `_meta` that does not decode is decoded again
-/// with the params as sent, for the same error as ever.
-fn decode_modern_params<M: mcp_generated::Method>(
+/// `params_meta_required`: 2026-07-28 and any revision like it), then `parts` of them:
+/// what the caller needs, and the typed `_meta` handed back. `_meta` is decoded once per
+/// shared `_meta` value and lent to the params ([`RequestMeta::lend`]), not copied; a
+/// `_meta` that does not decode is decoded again with the params as sent, for the same
+/// error as ever.
+fn decode_modern_params<M: mcp_generated::Method, R>(
     params: Option<Value>,
     meta: Option<RequestMeta>,
-) -> Result<M::Params, RpcError>
+    parts: impl FnOnce(M::Params) -> (R, <M::Params as FromParams>::Meta),
+) -> Result<R, RpcError>
 where
     M::Params: FromParams,
-    <M::Params as FromParams>::Meta: FromValue + Clone + Send + Sync + 'static,
+    <M::Params as FromParams>::Meta: FromValue + Send + Sync + 'static,
 {
-    let typed = meta
-        .as_ref()
-        .and_then(RequestMeta::typed::<<M::Params as FromParams>::Meta>);
-    match (params, typed) {
-        (Some(p), Some(typed)) => <M::Params as FromParams>::from_params(p, Some(typed))
-            .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD))),
-        (params, _) => decode_params::<M>(wire::params_with_meta(params, meta)),
+    let lent = match (&params, &meta) {
+        (Some(_), Some(meta)) => meta.lend::<<M::Params as FromParams>::Meta>(),
+        _ => None,
+    };
+    let decoded = match (params, lent) {
+        (Some(p), Some(lent)) => <M::Params as FromParams>::from_params(p, Some(lent))
+            .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD)))?,
+        (params, _) => decode_params::<M>(wire::params_with_meta(params, meta.clone()))?,
+    };
+    let (needed, typed_meta) = parts(decoded);
+    if let Some(meta) = &meta {
+        meta.give_back(typed_meta);
     }
+    Ok(needed)
 }
 
 fn object_arg(params: Option<&Value>, key: &str) -> Map<String, Value> {
@@ -247,10 +256,9 @@ impl Server {
                 let (name, arguments) = by_revision!(
                     v,
                     where params_meta_required,
-                    |m| {
-                        let p = decode_modern_params::<m::methods::CallTool>(owned_params, meta)?;
-                        (p.name, p.arguments)
-                    },
+                    |m| decode_modern_params::<m::methods::CallTool, _>(owned_params, meta, |p| {
+                        ((p.name, p.arguments), p.meta)
+                    })?,
                     else {
                         let owned_params = wire::params_with_meta(owned_params, meta);
                         by_revision!(v, |m| {
@@ -354,7 +362,9 @@ impl Server {
                 let uri = by_revision!(
                     v,
                     where params_meta_required,
-                    |m| decode_modern_params::<m::methods::ReadResource>(owned_params, meta)?.uri,
+                    |m| decode_modern_params::<m::methods::ReadResource, _>(owned_params, meta, |p| {
+                        (p.uri, p.meta)
+                    })?,
                     else {
                         let owned_params = wire::params_with_meta(owned_params, meta);
                         by_revision!(v, |m| {

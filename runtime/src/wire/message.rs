@@ -3,7 +3,7 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use mcp_generated::support::FromValue;
 use serde_json::Value;
@@ -92,17 +92,24 @@ pub struct RequestMeta {
 pub(crate) struct SharedMeta {
     value: Value,
     /// The first typed decode asked of it (the revision's `_meta` type, in practice the
-    /// one of the 2026-07-28 request params): `Some` when it decoded, `None` when not.
-    typed: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// one of the 2026-07-28 request params), a `Lendable` of that type.
+    typed: Mutex<Option<Box<dyn Any + Send + Sync>>>,
     /// The first value derived from it (in practice the request's modern negotiation).
     derived: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+/// A typed decode of a shared `_meta`: whether the value decodes as `T`, and the decoded
+/// value when it is not lent out.
+struct Lendable<T> {
+    decodes: bool,
+    value: Option<T>,
 }
 
 impl SharedMeta {
     pub(crate) fn new(value: Value) -> Arc<SharedMeta> {
         Arc::new(SharedMeta {
             value,
-            typed: OnceLock::new(),
+            typed: Mutex::new(None),
             derived: OnceLock::new(),
         })
     }
@@ -133,14 +140,55 @@ impl RequestMeta {
         self.at
     }
 
-    /// The value decoded as `T`, or `None` if it does not decode as one. Decoded once per
-    /// shared value for the first `T` asked (a copy of that decode after), else each time.
-    pub(crate) fn typed<T: FromValue + Clone + Send + Sync + 'static>(&self) -> Option<T> {
+    /// The value decoded as `T`, or `None` if it does not decode as one: decoded once per
+    /// shared value for the first `T` asked and then lent, not copied — the request gives
+    /// it back ([`RequestMeta::give_back`]) once it has taken what it needs from the
+    /// params it went into. A copy costs more than the rest of the decode (a revision's
+    /// `_meta` type holds the client's capabilities); while it is lent to another request,
+    /// or for another `T`, the value is decoded again.
+    pub(crate) fn lend<T: FromValue + Send + Sync + 'static>(&self) -> Option<T> {
         let decode = || T::from_value(self.value().clone()).ok();
-        let first = self.shared.typed.get_or_init(|| Box::new(decode()));
-        match first.downcast_ref::<Option<T>>() {
-            Some(typed) => typed.clone(),
-            None => decode(),
+        let mut slot = self
+            .shared
+            .typed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(first) = slot.as_mut() else {
+            let decoded = decode();
+            *slot = Some(Box::new(Lendable::<T> {
+                decodes: decoded.is_some(),
+                value: None,
+            }));
+            return decoded;
+        };
+        match first.downcast_mut::<Lendable<T>>() {
+            Some(lendable) if !lendable.decodes => None,
+            Some(lendable) => match lendable.value.take() {
+                Some(value) => Some(value),
+                None => {
+                    drop(slot);
+                    decode()
+                }
+            },
+            None => {
+                drop(slot);
+                decode()
+            }
+        }
+    }
+
+    /// Returns what [`RequestMeta::lend`] gave, unchanged, for the next request that
+    /// shares this value.
+    pub(crate) fn give_back<T: Send + Sync + 'static>(&self, value: T) {
+        let mut slot = self
+            .shared
+            .typed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(lendable) = slot.as_mut().and_then(|b| b.downcast_mut::<Lendable<T>>()) {
+            if lendable.decodes && lendable.value.is_none() {
+                lendable.value = Some(value);
+            }
         }
     }
 
@@ -239,4 +287,47 @@ pub enum Frame {
     Single(Result<Message, Invalid>),
     /// A batch (a JSON array): each element parsed on its own.
     Batch(Vec<Result<Message, Invalid>>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RequestMeta;
+    use mcp_generated::v2026_07_28::RequestMetaObject;
+    use serde_json::json;
+
+    fn meta() -> RequestMeta {
+        RequestMeta::new(
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+            }),
+            0,
+        )
+    }
+
+    #[test]
+    fn a_lent_decode_is_the_decode_and_comes_back() {
+        let shared = meta();
+        let other = shared.clone();
+        let first = shared.lend::<RequestMetaObject>().expect("decodes");
+        assert_eq!(first.io_modelcontextprotocol_protocol_version, "2026-07-28");
+        // Lent out: a second request sharing the value gets its own decode, the same.
+        let second = other.lend::<RequestMetaObject>().expect("decodes again");
+        assert_eq!(first, second);
+        shared.give_back(first);
+        // Only one comes back into the slot; the next lend gets it.
+        other.give_back(second);
+        let again = shared.lend::<RequestMetaObject>().expect("given back");
+        assert!(again
+            .io_modelcontextprotocol_client_capabilities
+            .sampling
+            .is_some());
+    }
+
+    #[test]
+    fn a_value_that_does_not_decode_is_never_lent() {
+        let shared = RequestMeta::new(json!({"io.modelcontextprotocol/protocolVersion": 5}), 0);
+        assert!(shared.lend::<RequestMetaObject>().is_none());
+        assert!(shared.lend::<RequestMetaObject>().is_none());
+    }
 }
