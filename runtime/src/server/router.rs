@@ -549,7 +549,7 @@ mod tests {
         for v in ProtocolVersion::ALL {
             let peer = Peer {
                 version: v,
-                client_capabilities: Value::Null,
+                client_capabilities: Arc::new(Value::Null),
                 out: out.clone(),
                 cancel: CancellationToken::new(),
             };
