@@ -67,7 +67,7 @@ fn null_stdio() -> std::io::Result<()> {
     // The pipe size `serve_stdio` asks for (`Limits::stdout_pipe_bytes`), so that the two
     // are read against the same pipe.
     #[cfg(target_os = "linux")]
-    if let Err(e) = rustix::pipe::fcntl_setpipe_size(std::io::stdout(), 1 << 20) {
+    if let Err(e) = rustix::pipe::fcntl_setpipe_size(std::io::stdout(), 256 * 1024) {
         eprintln!("null: stdout pipe left as it was: {e}");
     }
     let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());

@@ -69,14 +69,17 @@ pub struct Limits {
     /// Default 1024.
     pub max_in_flight: usize,
     /// The capacity asked of the kernel for the stdio transport's stdout pipe, in bytes,
-    /// when stdout is a pipe (Linux). Default 1 MiB; 0 leaves the pipe as it was made.
+    /// when stdout is a pipe (Linux). Default 256 KiB; 0 leaves the pipe as it was made.
     ///
-    /// A pipe holds 64 KiB unless its size is changed, so an answer larger than that (a
+    /// A pipe holds 64 KiB unless its size is changed, so an answer of that size (a
     /// resource read, a long tool result) could only leave in pieces, the server waiting
     /// for the client to read each one: the two processes took turns instead of working
-    /// at once, which halved the rate of 64 KiB reads (BENCHMARKS.md §8.10). The kernel
-    /// refuses more than `/proc/sys/fs/pipe-max-size` (1 MiB by default) to an
-    /// unprivileged process; a refusal leaves the pipe as it was.
+    /// at once, which halved the rate of 64 KiB reads. Larger is not better: a client
+    /// that reads all the pipe holds in one call keeps the pipe locked meanwhile, and
+    /// the server's next write spins on that lock — 1 MiB cost more server CPU per 64 KiB
+    /// read than 256 KiB (BENCHMARKS.md §8.10). The kernel refuses more than
+    /// `/proc/sys/fs/pipe-max-size` (1 MiB by default) to an unprivileged process; a
+    /// refusal leaves the pipe as it was.
     pub stdout_pipe_bytes: usize,
 }
 
@@ -90,7 +93,7 @@ impl Default for Limits {
             ask_timeout: std::time::Duration::from_secs(60),
             request_timeout: std::time::Duration::from_secs(300),
             max_in_flight: 1024,
-            stdout_pipe_bytes: 1024 * 1024,
+            stdout_pipe_bytes: 256 * 1024,
         }
     }
 }
