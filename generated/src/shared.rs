@@ -10,11 +10,12 @@ pub mod v2024_11_05__v2025_03_26 {
         ReadResourceRequest, SetLevelRequest, SubscribeRequest, UnsubscribeRequest,
     };
     use super::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25::{
-        ClientCapabilitiesRoots, InitializeRequestMethod, PingRequestMethod,
+        ClientCapabilitiesRoots, InitializeRequestMethod, ListRootsRequestMethod,
+        PingRequestMethod,
     };
     use super::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
         CompleteRequestMethod, CompleteRequestParamsArgument, JsonrpcVersion,
-        ListRootsRequestMethod, ProgressToken, PromptReferenceType, RequestId,
+        ProgressToken, PromptReferenceType, RequestId,
     };
     ///`BlobResourceContents`
     #[derive(Clone, Debug, PartialEq)]
@@ -287,6 +288,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for ClientRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -516,6 +518,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for CompleteRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -902,6 +905,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for InitializeRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1076,6 +1080,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for JsonrpcRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1158,6 +1163,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for JsonrpcRequestParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1221,6 +1227,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for JsonrpcRequestParamsMeta {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1379,6 +1386,7 @@ structure or access specific locations that the client has permission to read fr
         }
     }
     impl crate::support::FromValue for ListRootsRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1658,6 +1666,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for PingRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2277,6 +2286,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for Request {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2347,6 +2357,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for RequestParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2408,6 +2419,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for RequestParamsMeta {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2472,6 +2484,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for ResourceContents {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2811,6 +2824,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         }
     }
     impl crate::support::FromValue for CallToolRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2967,6 +2981,7 @@ A client MUST NOT attempt to cancel its `initialize` request.*/
         }
     }
     impl crate::support::FromValue for CancelledNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3119,6 +3134,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for GetPromptRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3276,6 +3292,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for InitializedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3419,6 +3436,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcError {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3507,6 +3525,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcErrorError {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3590,6 +3609,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3670,6 +3690,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcNotificationParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3738,6 +3759,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcResponse {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3818,6 +3840,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for ListPromptsRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3952,6 +3975,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ListResourceTemplatesRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4086,6 +4110,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ListResourcesRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4220,6 +4245,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ListToolsRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4352,6 +4378,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for LoggingMessageNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4515,6 +4542,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for Notification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4588,6 +4616,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for NotificationParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4656,6 +4685,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for PaginatedRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4725,6 +4755,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for PaginatedRequestParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4788,6 +4819,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for PromptListChangedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4930,6 +4962,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ReadResourceRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5062,6 +5095,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ResourceListChangedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5206,6 +5240,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ResourceUpdatedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5340,6 +5375,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for RootsListChangedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5482,6 +5518,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for SetLevelRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5614,6 +5651,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for SubscribeRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5836,6 +5874,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for ToolListChangedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5978,6 +6017,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for UnsubscribeRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6298,6 +6338,39 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
             crate::support::deserialize(deserializer)
         }
     }
+    ///`CreateMessageRequestMethod`
+    ///
+    ///Always `"sampling/createMessage"`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub struct CreateMessageRequestMethod;
+    impl CreateMessageRequestMethod {
+        /// The value on the wire.
+        pub const VALUE: &'static str = "sampling/createMessage";
+    }
+    impl ::serde::Serialize for CreateMessageRequestMethod {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            serializer.serialize_str("sampling/createMessage")
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestMethod {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::expect_const(deserializer, "sampling/createMessage")
+                .map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for CreateMessageRequestMethod {
+        #[inline]
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`EmptyResult`
     #[derive(Clone, Debug, PartialEq)]
     pub struct EmptyResult(pub BaseResult);
@@ -6364,6 +6437,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         }
     }
     impl crate::support::FromValue for InitializeRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6396,6 +6470,39 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         }
     }
     impl crate::support::FromValue for InitializedNotificationMethod {
+        #[inline]
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
+    ///`ListRootsRequestMethod`
+    ///
+    ///Always `"roots/list"`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub struct ListRootsRequestMethod;
+    impl ListRootsRequestMethod {
+        /// The value on the wire.
+        pub const VALUE: &'static str = "roots/list";
+    }
+    impl ::serde::Serialize for ListRootsRequestMethod {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            serializer.serialize_str("roots/list")
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListRootsRequestMethod {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::expect_const(deserializer, "roots/list").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ListRootsRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6446,6 +6553,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for PaginatedResult {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6507,6 +6615,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for PingRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6542,6 +6651,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for RootsListChangedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6573,6 +6683,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for SetLevelRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6605,6 +6716,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for SubscribeRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6637,6 +6749,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for UnsubscribeRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6680,6 +6793,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         }
     }
     impl crate::support::FromValue for CallToolRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6712,6 +6826,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         }
     }
     impl crate::support::FromValue for CancelledNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6744,6 +6859,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         }
     }
     impl crate::support::FromValue for CompleteRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6914,38 +7030,6 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
             crate::support::deserialize(deserializer)
         }
     }
-    ///`CreateMessageRequestMethod`
-    ///
-    ///Always `"sampling/createMessage"`.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub struct CreateMessageRequestMethod;
-    impl CreateMessageRequestMethod {
-        /// The value on the wire.
-        pub const VALUE: &'static str = "sampling/createMessage";
-    }
-    impl ::serde::Serialize for CreateMessageRequestMethod {
-        fn serialize<S: ::serde::Serializer>(
-            &self,
-            serializer: S,
-        ) -> ::std::result::Result<S::Ok, S::Error> {
-            serializer.serialize_str("sampling/createMessage")
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestMethod {
-        fn deserialize<D: ::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> ::std::result::Result<Self, D::Error> {
-            crate::support::expect_const(deserializer, "sampling/createMessage")
-                .map(|()| Self)
-        }
-    }
-    impl crate::support::FromValue for CreateMessageRequestMethod {
-        fn from_value(
-            value: ::serde_json::Value,
-        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            crate::support::via_serde(value)
-        }
-    }
     /**A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
 The client MAY ignore this request.
 
@@ -7073,6 +7157,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for Cursor {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7147,6 +7232,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for GetPromptRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7209,6 +7295,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for JsonrpcVersion {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7240,6 +7327,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for ListPromptsRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7272,6 +7360,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for ListResourceTemplatesRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7303,37 +7392,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for ListResourcesRequestMethod {
-        fn from_value(
-            value: ::serde_json::Value,
-        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            crate::support::via_serde(value)
-        }
-    }
-    ///`ListRootsRequestMethod`
-    ///
-    ///Always `"roots/list"`.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub struct ListRootsRequestMethod;
-    impl ListRootsRequestMethod {
-        /// The value on the wire.
-        pub const VALUE: &'static str = "roots/list";
-    }
-    impl ::serde::Serialize for ListRootsRequestMethod {
-        fn serialize<S: ::serde::Serializer>(
-            &self,
-            serializer: S,
-        ) -> ::std::result::Result<S::Ok, S::Error> {
-            serializer.serialize_str("roots/list")
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for ListRootsRequestMethod {
-        fn deserialize<D: ::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> ::std::result::Result<Self, D::Error> {
-            crate::support::expect_const(deserializer, "roots/list").map(|()| Self)
-        }
-    }
-    impl crate::support::FromValue for ListRootsRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7365,6 +7424,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for ListToolsRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7511,6 +7571,7 @@ These map to syslog message severities, as specified in RFC-5424:
         }
     }
     impl crate::support::FromValue for LoggingMessageNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7742,6 +7803,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ProgressNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7829,6 +7891,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for PromptListChangedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7891,6 +7954,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ReadResourceRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7978,6 +8042,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ResourceListChangedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8010,6 +8075,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ResourceUpdatedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8371,6 +8437,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ToolListChangedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8420,6 +8487,7 @@ pub mod v2025_03_26__v2025_06_18 {
         }
     }
     impl crate::support::FromValue for ClientNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8541,6 +8609,7 @@ pub mod v2025_03_26__v2025_06_18 {
         }
     }
     impl crate::support::FromValue for ProgressNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8905,6 +8974,7 @@ pub mod v2025_03_26__v2025_06_18 {
         }
     }
     impl crate::support::FromValue for ServerNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9243,7 +9313,7 @@ Default: false*/
 #[cfg(any(feature = "v2025_06_18", feature = "v2025_11_25"))]
 pub mod v2025_06_18__v2025_11_25 {
     use super::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
-        EmbeddedResourceType, ImageContentType, ProgressToken, TextContentType,
+        EmbeddedResourceType, ImageContentType, TextContentType,
     };
     use super::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::AudioContentType;
     use super::v2025_06_18__v2025_11_25__v2026_07_28::Annotations;
@@ -9468,6 +9538,39 @@ pub mod v2025_06_18__v2025_11_25 {
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::deserialize(deserializer)
+        }
+    }
+    ///`ElicitRequestMethod`
+    ///
+    ///Always `"elicitation/create"`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub struct ElicitRequestMethod;
+    impl ElicitRequestMethod {
+        /// The value on the wire.
+        pub const VALUE: &'static str = "elicitation/create";
+    }
+    impl ::serde::Serialize for ElicitRequestMethod {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            serializer.serialize_str("elicitation/create")
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ElicitRequestMethod {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::expect_const(deserializer, "elicitation/create")
+                .map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ElicitRequestMethod {
+        #[inline]
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     /**The contents of a resource, embedded into a prompt or tool call result.
@@ -10060,72 +10163,6 @@ or file that the server can operate on.*/
             }
         }
     }
-    ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[derive(Clone, Debug, PartialEq)]
-    pub struct RequestParamsMeta {
-        ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        pub progress_token: ::std::option::Option<ProgressToken>,
-        pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    }
-    impl crate::KeepsUnknownKeys for RequestParamsMeta {
-        fn unknown_keys(
-            &self,
-        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
-            &self.extra
-        }
-        fn unknown_keys_mut(
-            &mut self,
-        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
-            &mut self.extra
-        }
-    }
-    impl ::serde::Serialize for RequestParamsMeta {
-        fn serialize<S: ::serde::Serializer>(
-            &self,
-            serializer: S,
-        ) -> ::std::result::Result<S::Ok, S::Error> {
-            use ::serde::ser::SerializeMap as _;
-            let mut state = serializer.serialize_map(::std::option::Option::None)?;
-            if self.progress_token.is_some() {
-                state.serialize_entry("progressToken", &self.progress_token)?;
-            }
-            for (key, value) in &self.extra {
-                state.serialize_entry(key, value)?;
-            }
-            state.end()
-        }
-    }
-    impl crate::support::FromValue for RequestParamsMeta {
-        fn from_value(
-            value: ::serde_json::Value,
-        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let mut field0: crate::support::Member<
-                ::std::option::Option<ProgressToken>,
-            > = crate::support::Member(::std::option::Option::None);
-            let mut rest = ::serde_json::Map::new();
-            if let ::std::result::Result::Err(e) = crate::support::fill(
-                value,
-                "struct RequestParamsMeta",
-                ::std::option::Option::None,
-                &["progressToken"],
-                &mut [&mut field0],
-                ::std::option::Option::Some(&mut rest),
-            ) {
-                return ::std::result::Result::Err(e);
-            }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.0,
-                extra: rest,
-            })
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
-        fn deserialize<D: ::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> ::std::result::Result<Self, D::Error> {
-            crate::support::deserialize(deserializer)
-        }
-    }
     ///The contents of a specific resource or sub-resource.
     #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceContents {
@@ -10178,6 +10215,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for ResourceContents {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10700,6 +10738,7 @@ if present).*/
         }
     }
     impl crate::support::FromValue for BaseMetadata {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11001,38 +11040,6 @@ if present).*/
                     ::serde::Serialize::serialize(inner, serializer)
                 }
             }
-        }
-    }
-    ///`ElicitRequestMethod`
-    ///
-    ///Always `"elicitation/create"`.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub struct ElicitRequestMethod;
-    impl ElicitRequestMethod {
-        /// The value on the wire.
-        pub const VALUE: &'static str = "elicitation/create";
-    }
-    impl ::serde::Serialize for ElicitRequestMethod {
-        fn serialize<S: ::serde::Serializer>(
-            &self,
-            serializer: S,
-        ) -> ::std::result::Result<S::Ok, S::Error> {
-            serializer.serialize_str("elicitation/create")
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for ElicitRequestMethod {
-        fn deserialize<D: ::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> ::std::result::Result<Self, D::Error> {
-            crate::support::expect_const(deserializer, "elicitation/create")
-                .map(|()| Self)
-        }
-    }
-    impl crate::support::FromValue for ElicitRequestMethod {
-        fn from_value(
-            value: ::serde_json::Value,
-        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            crate::support::via_serde(value)
         }
     }
     /**The user action in response to the elicitation.
@@ -12155,6 +12162,7 @@ Only top-level properties are allowed, without nesting.*/
         }
     }
     impl crate::support::FromValue for EnumSchema {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12375,6 +12383,7 @@ Only top-level properties are allowed, without nesting.*/
         }
     }
     impl crate::support::FromValue for ErrorObject {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12643,6 +12652,7 @@ Clients that support rendering icons SHOULD also support:
         }
     }
     impl crate::support::FromValue for Icons {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12868,6 +12878,7 @@ if present).*/
         }
     }
     impl crate::support::FromValue for JsonrpcErrorResponse {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12955,6 +12966,7 @@ if present).*/
         }
     }
     impl crate::support::FromValue for JsonrpcNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13048,6 +13060,7 @@ if present).*/
         }
     }
     impl crate::support::FromValue for JsonrpcRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13282,6 +13295,7 @@ Non-standard according to JSON schema 2020-12.*/
         }
     }
     impl crate::support::FromValue for MultiSelectEnumSchema {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13424,6 +13438,7 @@ Non-standard according to JSON schema 2020-12.*/
         }
     }
     impl crate::support::FromValue for Notification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13942,6 +13957,7 @@ without nested objects or arrays.*/
         }
     }
     impl crate::support::FromValue for Request {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13997,6 +14013,7 @@ without nested objects or arrays.*/
         }
     }
     impl crate::support::FromValue for SingleSelectEnumSchema {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {

@@ -2,40 +2,41 @@
 // Do not edit by hand: change codegen/ and regenerate.
 
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25::{
-    BaseResult, ClientCapabilitiesRoots, CompleteResult, EmptyResult,
-    InitializeRequestMethod, InitializedNotificationMethod, PaginatedResult,
-    PingRequestMethod, RootsListChangedNotificationMethod, SetLevelRequestMethod,
-    SubscribeRequestMethod, UnsubscribeRequestMethod,
+    BaseResult, ClientCapabilitiesRoots, CompleteResult, CreateMessageRequestMethod,
+    EmptyResult, InitializeRequestMethod, InitializedNotificationMethod,
+    ListRootsRequestMethod, PaginatedResult, PingRequestMethod,
+    RootsListChangedNotificationMethod, SetLevelRequestMethod, SubscribeRequestMethod,
+    UnsubscribeRequestMethod,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
-    ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
-    LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
-    PromptReferenceType, ReadResourceRequestMethod, RequestId,
-    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
-    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
-    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ListToolsRequestMethod, LoggingLevel, LoggingMessageNotificationMethod, ModelHint,
+    ModelPreferences, ProgressNotificationMethod, ProgressToken,
+    PromptListChangedNotificationMethod, PromptReferenceType, ReadResourceRequestMethod,
+    RequestId, ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod,
+    Role, ServerCapabilitiesPrompts, ServerCapabilitiesResources,
+    ServerCapabilitiesTools, TextContentType, ToolInputSchemaType,
+    ToolListChangedNotificationMethod,
 };
 pub use crate::shared::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     AudioContentType, ToolAnnotations,
 };
 pub use crate::shared::v2025_06_18__v2025_11_25::{
-    AudioContent, BlobResourceContents, EmbeddedResource, EmbeddedResourceResource,
-    ImageContent, ListRootsResult, ReadResourceResult, ReadResourceResultContentsItem,
-    RequestParamsMeta, ResourceContents, Root, TextContent, TextResourceContents,
-    ToolOutputSchemaType,
+    AudioContent, BlobResourceContents, ElicitRequestMethod, EmbeddedResource,
+    EmbeddedResourceResource, ImageContent, ListRootsResult, ReadResourceResult,
+    ReadResourceResultContentsItem, ResourceContents, Root, TextContent,
+    TextResourceContents, ToolOutputSchemaType,
 };
 pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
     Annotations, BaseMetadata, BooleanSchema, BooleanSchemaType,
-    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitRequestMethod,
-    ElicitResultAction, NumberSchemaType, PromptArgument, PromptReference,
-    ResourceLinkType, ResourceTemplateReference, ResourceTemplateReferenceType,
-    StringSchemaFormat, StringSchemaType,
+    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitResultAction,
+    NumberSchemaType, PromptArgument, PromptReference, ResourceLinkType,
+    ResourceTemplateReference, ResourceTemplateReferenceType, StringSchemaFormat,
+    StringSchemaType,
 };
 pub use crate::shared::v2025_11_25__v2026_07_28::{
     ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
@@ -93,6 +94,7 @@ impl ::serde::Serialize for CallToolRequest {
     }
 }
 impl crate::support::FromValue for CallToolRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -463,6 +465,7 @@ impl ::serde::Serialize for CancelTaskRequest {
     }
 }
 impl crate::support::FromValue for CancelTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -534,6 +537,7 @@ impl<'de> ::serde::Deserialize<'de> for CancelTaskRequestMethod {
     }
 }
 impl crate::support::FromValue for CancelTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -793,6 +797,7 @@ impl ::serde::Serialize for CancelledNotification {
     }
 }
 impl crate::support::FromValue for CancelledNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1391,6 +1396,7 @@ impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
     }
 }
 impl crate::support::FromValue for ClientNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1594,6 +1600,7 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
     }
 }
 impl crate::support::FromValue for ClientRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1885,6 +1892,7 @@ impl ::std::convert::From<GetTaskPayloadResult> for ClientResult {
     }
 }
 impl crate::support::FromValue for ClientResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2126,6 +2134,7 @@ impl ::serde::Serialize for CompleteRequest {
     }
 }
 impl crate::support::FromValue for CompleteRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2487,6 +2496,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     }
 }
 impl crate::support::FromValue for CreateMessageRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3147,6 +3157,7 @@ impl ::serde::Serialize for CreateTaskResult {
     }
 }
 impl crate::support::FromValue for CreateTaskResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3223,6 +3234,7 @@ impl ::serde::Serialize for ElicitRequest {
     }
 }
 impl crate::support::FromValue for ElicitRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3888,6 +3900,7 @@ impl ::serde::Serialize for ElicitationCompleteNotification {
     }
 }
 impl crate::support::FromValue for ElicitationCompleteNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3955,6 +3968,7 @@ impl<'de> ::serde::Deserialize<'de> for ElicitationCompleteNotificationMethod {
     }
 }
 impl crate::support::FromValue for ElicitationCompleteNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4057,6 +4071,7 @@ impl ::serde::Serialize for GetPromptRequest {
     }
 }
 impl crate::support::FromValue for GetPromptRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4387,6 +4402,7 @@ impl ::serde::Serialize for GetTaskPayloadRequest {
     }
 }
 impl crate::support::FromValue for GetTaskPayloadRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4458,6 +4474,7 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadRequestMethod {
     }
 }
 impl crate::support::FromValue for GetTaskPayloadRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4630,6 +4647,7 @@ impl ::serde::Serialize for GetTaskRequest {
     }
 }
 impl crate::support::FromValue for GetTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4701,6 +4719,7 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskRequestMethod {
     }
 }
 impl crate::support::FromValue for GetTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4953,6 +4972,7 @@ impl ::serde::Serialize for InitializeRequest {
     }
 }
 impl crate::support::FromValue for InitializeRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5314,6 +5334,7 @@ impl ::serde::Serialize for InitializedNotification {
     }
 }
 impl crate::support::FromValue for InitializedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5383,6 +5404,7 @@ impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcMessage {
     }
 }
 impl crate::support::FromValue for JsonrpcMessage {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5512,6 +5534,7 @@ impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcResponse {
     }
 }
 impl crate::support::FromValue for JsonrpcResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5627,6 +5650,7 @@ impl ::serde::Serialize for JsonrpcResultResponse {
     }
 }
 impl crate::support::FromValue for JsonrpcResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5707,6 +5731,7 @@ impl ::serde::Serialize for ListPromptsRequest {
     }
 }
 impl crate::support::FromValue for ListPromptsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5880,6 +5905,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
     }
 }
 impl crate::support::FromValue for ListResourceTemplatesRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6055,6 +6081,7 @@ impl ::serde::Serialize for ListResourcesRequest {
     }
 }
 impl crate::support::FromValue for ListResourcesRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6236,6 +6263,7 @@ impl ::serde::Serialize for ListRootsRequest {
     }
 }
 impl crate::support::FromValue for ListRootsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6322,6 +6350,7 @@ impl ::serde::Serialize for ListTasksRequest {
     }
 }
 impl crate::support::FromValue for ListTasksRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6392,6 +6421,7 @@ impl<'de> ::serde::Deserialize<'de> for ListTasksRequestMethod {
     }
 }
 impl crate::support::FromValue for ListTasksRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6526,6 +6556,7 @@ impl ::serde::Serialize for ListToolsRequest {
     }
 }
 impl crate::support::FromValue for ListToolsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6695,6 +6726,7 @@ impl ::serde::Serialize for LoggingMessageNotification {
     }
 }
 impl crate::support::FromValue for LoggingMessageNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6947,6 +6979,7 @@ impl ::serde::Serialize for PaginatedRequest {
     }
 }
 impl crate::support::FromValue for PaginatedRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7173,6 +7206,7 @@ impl ::serde::Serialize for PingRequest {
     }
 }
 impl crate::support::FromValue for PingRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7255,6 +7289,7 @@ impl ::serde::Serialize for ProgressNotification {
     }
 }
 impl crate::support::FromValue for ProgressNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7612,6 +7647,7 @@ impl ::serde::Serialize for PromptListChangedNotification {
     }
 }
 impl crate::support::FromValue for PromptListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7758,6 +7794,7 @@ impl ::serde::Serialize for ReadResourceRequest {
     }
 }
 impl crate::support::FromValue for ReadResourceRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7967,6 +8004,7 @@ impl ::serde::Serialize for RelatedTaskMetadata {
     }
 }
 impl crate::support::FromValue for RelatedTaskMetadata {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8044,6 +8082,72 @@ impl crate::support::FromValue for RequestParams {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
+///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestParamsMeta {
+    ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub progress_token: ::std::option::Option<ProgressToken>,
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for RequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
+impl ::serde::Serialize for RequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for RequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
+            value,
+            "struct RequestParamsMeta",
+            ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
+        ) {
+            return ::std::result::Result::Err(e);
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.0,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
@@ -8542,6 +8646,7 @@ impl ::serde::Serialize for ResourceListChangedNotification {
     }
 }
 impl crate::support::FromValue for ResourceListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8617,6 +8722,7 @@ impl ::serde::Serialize for ResourceRequestParams {
     }
 }
 impl crate::support::FromValue for ResourceRequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8686,6 +8792,7 @@ impl ::serde::Serialize for ResourceRequestParamsMeta {
     }
 }
 impl crate::support::FromValue for ResourceRequestParamsMeta {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8957,6 +9064,7 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
     }
 }
 impl crate::support::FromValue for ResourceUpdatedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9114,6 +9222,7 @@ impl ::serde::Serialize for RootsListChangedNotification {
     }
 }
 impl crate::support::FromValue for RootsListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9946,6 +10055,7 @@ impl ::std::convert::From<ElicitationCompleteNotification> for ServerNotificatio
     }
 }
 impl crate::support::FromValue for ServerNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10147,6 +10257,7 @@ impl ::std::convert::From<ElicitRequest> for ServerRequest {
     }
 }
 impl crate::support::FromValue for ServerRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10366,6 +10477,7 @@ impl ::std::convert::From<GetTaskPayloadResult> for ServerResult {
     }
 }
 impl crate::support::FromValue for ServerResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10725,6 +10837,7 @@ impl ::serde::Serialize for SetLevelRequest {
     }
 }
 impl crate::support::FromValue for SetLevelRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10946,6 +11059,7 @@ impl ::serde::Serialize for SubscribeRequest {
     }
 }
 impl crate::support::FromValue for SubscribeRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11343,6 +11457,7 @@ impl ::serde::Serialize for TaskAugmentedRequestParams {
     }
 }
 impl crate::support::FromValue for TaskAugmentedRequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11411,6 +11526,7 @@ impl ::serde::Serialize for TaskAugmentedRequestParamsMeta {
     }
 }
 impl crate::support::FromValue for TaskAugmentedRequestParamsMeta {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11623,6 +11739,7 @@ impl ::serde::Serialize for TaskStatusNotification {
     }
 }
 impl crate::support::FromValue for TaskStatusNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11690,6 +11807,7 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationMethod {
     }
 }
 impl crate::support::FromValue for TaskStatusNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12394,6 +12512,7 @@ impl ::serde::Serialize for ToolListChangedNotification {
     }
 }
 impl crate::support::FromValue for ToolListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12850,6 +12969,7 @@ impl ::serde::Serialize for UnsubscribeRequest {
     }
 }
 impl crate::support::FromValue for UnsubscribeRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13075,6 +13195,7 @@ impl ::serde::Serialize for UrlElicitationRequiredError {
     }
 }
 impl crate::support::FromValue for UrlElicitationRequiredError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13151,6 +13272,7 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorError {
     }
 }
 impl crate::support::FromValue for UrlElicitationRequiredErrorError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13232,6 +13354,7 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorErrorCode {
     }
 }
 impl crate::support::FromValue for UrlElicitationRequiredErrorErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13271,6 +13394,7 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorErrorData {
     }
 }
 impl crate::support::FromValue for UrlElicitationRequiredErrorErrorData {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {

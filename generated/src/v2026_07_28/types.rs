@@ -3,27 +3,27 @@
 
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
-    ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
-    LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
-    PromptReferenceType, ReadResourceRequestMethod, RequestId,
-    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
-    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
-    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ListToolsRequestMethod, LoggingLevel, LoggingMessageNotificationMethod, ModelHint,
+    ModelPreferences, ProgressNotificationMethod, ProgressToken,
+    PromptListChangedNotificationMethod, PromptReferenceType, ReadResourceRequestMethod,
+    RequestId, ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod,
+    Role, ServerCapabilitiesPrompts, ServerCapabilitiesResources,
+    ServerCapabilitiesTools, TextContentType, ToolInputSchemaType,
+    ToolListChangedNotificationMethod,
 };
 pub use crate::shared::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     AudioContentType, ToolAnnotations,
 };
 pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
     Annotations, BaseMetadata, BooleanSchema, BooleanSchemaType,
-    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitRequestMethod,
-    ElicitResultAction, NumberSchemaType, PromptArgument, PromptReference,
-    ResourceLinkType, ResourceTemplateReference, ResourceTemplateReferenceType,
-    StringSchemaFormat, StringSchemaType,
+    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitResultAction,
+    NumberSchemaType, PromptArgument, PromptReference, ResourceLinkType,
+    ResourceTemplateReference, ResourceTemplateReferenceType, StringSchemaFormat,
+    StringSchemaType,
 };
 pub use crate::shared::v2025_11_25__v2026_07_28::{
     ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
@@ -205,6 +205,7 @@ impl ::serde::Serialize for BaseResult {
     }
 }
 impl crate::support::FromValue for BaseResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -403,6 +404,7 @@ impl ::serde::Serialize for CacheableResult {
     }
 }
 impl crate::support::FromValue for CacheableResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -512,6 +514,7 @@ impl ::serde::Serialize for CacheableResultCacheScope {
     }
 }
 impl crate::support::FromValue for CacheableResultCacheScope {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -569,6 +572,7 @@ impl ::serde::Serialize for CallToolRequest {
     }
 }
 impl crate::support::FromValue for CallToolRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -898,6 +902,7 @@ impl ::serde::Serialize for CallToolResultResponse {
     }
 }
 impl crate::support::FromValue for CallToolResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1083,6 +1088,7 @@ impl ::serde::Serialize for CancelledNotification {
     }
 }
 impl crate::support::FromValue for CancelledNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1405,6 +1411,7 @@ impl ::serde::Serialize for ClientNotification {
     }
 }
 impl crate::support::FromValue for ClientNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1472,6 +1479,7 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotificationMethod {
     }
 }
 impl crate::support::FromValue for ClientNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1543,6 +1551,7 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
     }
 }
 impl crate::support::FromValue for ClientRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1722,6 +1731,7 @@ impl ::serde::Serialize for ClientResult {
     }
 }
 impl crate::support::FromValue for ClientResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1777,6 +1787,7 @@ impl ::serde::Serialize for CompleteRequest {
     }
 }
 impl crate::support::FromValue for CompleteRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2049,6 +2060,7 @@ impl ::serde::Serialize for CompleteResultResponse {
     }
 }
 impl crate::support::FromValue for CompleteResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2274,6 +2286,38 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
         crate::support::deserialize(deserializer)
+    }
+}
+///`CreateMessageRequestMethod`
+///
+///Always `"sampling/createMessage"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CreateMessageRequestMethod;
+impl CreateMessageRequestMethod {
+    /// The value on the wire.
+    pub const VALUE: &'static str = "sampling/createMessage";
+}
+impl ::serde::Serialize for CreateMessageRequestMethod {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str("sampling/createMessage")
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestMethod {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::expect_const(deserializer, "sampling/createMessage")
+            .map(|()| Self)
+    }
+}
+impl crate::support::FromValue for CreateMessageRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
     }
 }
 ///Parameters for a `sampling/createMessage` request.
@@ -2784,6 +2828,7 @@ impl ::serde::Serialize for DiscoverRequest {
     }
 }
 impl crate::support::FromValue for DiscoverRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2855,6 +2900,7 @@ impl<'de> ::serde::Deserialize<'de> for DiscoverRequestMethod {
     }
 }
 impl crate::support::FromValue for DiscoverRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3141,6 +3187,7 @@ impl ::serde::Serialize for DiscoverResultResponse {
     }
 }
 impl crate::support::FromValue for DiscoverResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3334,6 +3381,37 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParams {
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
         crate::support::deserialize(deserializer)
+    }
+}
+///`ElicitRequestMethod`
+///
+///Always `"elicitation/create"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ElicitRequestMethod;
+impl ElicitRequestMethod {
+    /// The value on the wire.
+    pub const VALUE: &'static str = "elicitation/create";
+}
+impl ::serde::Serialize for ElicitRequestMethod {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str("elicitation/create")
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestMethod {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::expect_const(deserializer, "elicitation/create").map(|()| Self)
+    }
+}
+impl crate::support::FromValue for ElicitRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
     }
 }
 ///The parameters for a request to elicit additional information from the user via the client.
@@ -3810,6 +3888,7 @@ impl ::serde::Serialize for EmptyResult {
     }
 }
 impl crate::support::FromValue for EmptyResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3865,6 +3944,7 @@ impl ::serde::Serialize for GetPromptRequest {
     }
 }
 impl crate::support::FromValue for GetPromptRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4174,6 +4254,7 @@ impl ::serde::Serialize for GetPromptResultResponse {
     }
 }
 impl crate::support::FromValue for GetPromptResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4354,6 +4435,7 @@ impl ::serde::Serialize for HeaderMismatchError {
     }
 }
 impl crate::support::FromValue for HeaderMismatchError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4437,6 +4519,7 @@ impl ::serde::Serialize for HeaderMismatchErrorError {
     }
 }
 impl crate::support::FromValue for HeaderMismatchErrorError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4517,6 +4600,7 @@ impl ::serde::Serialize for HeaderMismatchErrorErrorCode {
     }
 }
 impl crate::support::FromValue for HeaderMismatchErrorErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5077,6 +5161,7 @@ impl crate::support::FromParams for InputResponseRequestParams {
     }
 }
 impl crate::support::FromValue for InputResponseRequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5192,6 +5277,7 @@ impl ::serde::Serialize for InternalError {
     }
 }
 impl crate::support::FromValue for InternalError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5272,6 +5358,7 @@ impl ::serde::Serialize for InternalErrorCode {
     }
 }
 impl crate::support::FromValue for InternalErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5331,6 +5418,7 @@ impl ::serde::Serialize for InvalidParamsError {
     }
 }
 impl crate::support::FromValue for InvalidParamsError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5411,6 +5499,7 @@ impl ::serde::Serialize for InvalidParamsErrorCode {
     }
 }
 impl crate::support::FromValue for InvalidParamsErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5461,6 +5550,7 @@ impl ::serde::Serialize for InvalidRequestError {
     }
 }
 impl crate::support::FromValue for InvalidRequestError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5541,6 +5631,7 @@ impl ::serde::Serialize for InvalidRequestErrorCode {
     }
 }
 impl crate::support::FromValue for InvalidRequestErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5575,6 +5666,7 @@ impl ::serde::Serialize for JsonArray {
     }
 }
 impl crate::support::FromValue for JsonArray {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5620,6 +5712,7 @@ impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcMessage {
     }
 }
 impl crate::support::FromValue for JsonrpcMessage {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5749,6 +5842,7 @@ impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcResponse {
     }
 }
 impl crate::support::FromValue for JsonrpcResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5864,6 +5958,7 @@ impl ::serde::Serialize for JsonrpcResultResponse {
     }
 }
 impl crate::support::FromValue for JsonrpcResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5942,6 +6037,7 @@ impl ::serde::Serialize for ListPromptsRequest {
     }
 }
 impl crate::support::FromValue for ListPromptsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6242,6 +6338,7 @@ impl ::serde::Serialize for ListPromptsResultResponse {
     }
 }
 impl crate::support::FromValue for ListPromptsResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6320,6 +6417,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
     }
 }
 impl crate::support::FromValue for ListResourceTemplatesRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6635,6 +6733,7 @@ impl ::serde::Serialize for ListResourceTemplatesResultResponse {
     }
 }
 impl crate::support::FromValue for ListResourceTemplatesResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6713,6 +6812,7 @@ impl ::serde::Serialize for ListResourcesRequest {
     }
 }
 impl crate::support::FromValue for ListResourcesRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7015,6 +7115,7 @@ impl ::serde::Serialize for ListResourcesResultResponse {
     }
 }
 impl crate::support::FromValue for ListResourcesResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7130,6 +7231,37 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
         crate::support::deserialize(deserializer)
+    }
+}
+///`ListRootsRequestMethod`
+///
+///Always `"roots/list"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ListRootsRequestMethod;
+impl ListRootsRequestMethod {
+    /// The value on the wire.
+    pub const VALUE: &'static str = "roots/list";
+}
+impl ::serde::Serialize for ListRootsRequestMethod {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str("roots/list")
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListRootsRequestMethod {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::expect_const(deserializer, "roots/list").map(|()| Self)
+    }
+}
+impl crate::support::FromValue for ListRootsRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
     }
 }
 ///`ListRootsRequestParams`
@@ -7291,6 +7423,7 @@ impl ::serde::Serialize for ListToolsRequest {
     }
 }
 impl crate::support::FromValue for ListToolsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7590,6 +7723,7 @@ impl ::serde::Serialize for ListToolsResultResponse {
     }
 }
 impl crate::support::FromValue for ListToolsResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7666,6 +7800,7 @@ impl ::serde::Serialize for LoggingMessageNotification {
     }
 }
 impl crate::support::FromValue for LoggingMessageNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7916,6 +8051,7 @@ impl ::serde::Serialize for MethodNotFoundError {
     }
 }
 impl crate::support::FromValue for MethodNotFoundError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7996,6 +8132,7 @@ impl ::serde::Serialize for MethodNotFoundErrorCode {
     }
 }
 impl crate::support::FromValue for MethodNotFoundErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8047,6 +8184,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityError {
     }
 }
 impl crate::support::FromValue for MissingRequiredClientCapabilityError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8125,6 +8263,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorError {
     }
 }
 impl crate::support::FromValue for MissingRequiredClientCapabilityErrorError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8210,6 +8349,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorErrorCode {
     }
 }
 impl crate::support::FromValue for MissingRequiredClientCapabilityErrorErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8244,6 +8384,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorErrorData {
     }
 }
 impl crate::support::FromValue for MissingRequiredClientCapabilityErrorErrorData {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8451,6 +8592,7 @@ impl ::serde::Serialize for PaginatedRequest {
     }
 }
 impl crate::support::FromValue for PaginatedRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8628,6 +8770,7 @@ impl ::serde::Serialize for PaginatedResult {
     }
 }
 impl crate::support::FromValue for PaginatedResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8713,6 +8856,7 @@ impl ::serde::Serialize for ParseError {
     }
 }
 impl crate::support::FromValue for ParseError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8793,6 +8937,7 @@ impl ::serde::Serialize for ParseErrorCode {
     }
 }
 impl crate::support::FromValue for ParseErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8836,6 +8981,7 @@ impl ::serde::Serialize for ProgressNotification {
     }
 }
 impl crate::support::FromValue for ProgressNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9183,6 +9329,7 @@ impl ::serde::Serialize for PromptListChangedNotification {
     }
 }
 impl crate::support::FromValue for PromptListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9329,6 +9476,7 @@ impl ::serde::Serialize for ReadResourceRequest {
     }
 }
 impl crate::support::FromValue for ReadResourceRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9820,6 +9968,7 @@ impl ::serde::Serialize for ReadResourceResultResponse {
     }
 }
 impl crate::support::FromValue for ReadResourceResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10458,6 +10607,7 @@ impl ::serde::Serialize for ResourceContents {
     }
 }
 impl crate::support::FromValue for ResourceContents {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10763,6 +10913,7 @@ impl ::serde::Serialize for ResourceListChangedNotification {
     }
 }
 impl crate::support::FromValue for ResourceListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10859,6 +11010,7 @@ impl crate::support::FromParams for ResourceRequestParams {
     }
 }
 impl crate::support::FromValue for ResourceRequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11111,6 +11263,7 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
     }
 }
 impl crate::support::FromValue for ResourceUpdatedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11344,6 +11497,7 @@ impl ::serde::Serialize for ResultType {
     }
 }
 impl crate::support::FromValue for ResultType {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12027,6 +12181,7 @@ impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
     }
 }
 impl crate::support::FromValue for ServerNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12240,6 +12395,7 @@ impl ::std::convert::From<SubscriptionsListenResult> for ServerResult {
     }
 }
 impl crate::support::FromValue for ServerResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12722,6 +12878,7 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotification {
     }
 }
 impl crate::support::FromValue for SubscriptionsAcknowledgedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12796,6 +12953,7 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsAcknowledgedNotificationMet
     }
 }
 impl crate::support::FromValue for SubscriptionsAcknowledgedNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12920,6 +13078,7 @@ impl ::serde::Serialize for SubscriptionsListenRequest {
     }
 }
 impl crate::support::FromValue for SubscriptionsListenRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12991,6 +13150,7 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenRequestMethod {
     }
 }
 impl crate::support::FromValue for SubscriptionsListenRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13325,6 +13485,7 @@ impl ::serde::Serialize for SubscriptionsListenResultResponse {
     }
 }
 impl crate::support::FromValue for SubscriptionsListenResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13877,6 +14038,7 @@ impl ::serde::Serialize for ToolListChangedNotification {
     }
 }
 impl crate::support::FromValue for ToolListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -14291,6 +14453,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionError {
     }
 }
 impl crate::support::FromValue for UnsupportedProtocolVersionError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -14367,6 +14530,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorError {
     }
 }
 impl crate::support::FromValue for UnsupportedProtocolVersionErrorError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -14452,6 +14616,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorErrorCode {
     }
 }
 impl crate::support::FromValue for UnsupportedProtocolVersionErrorErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -14494,6 +14659,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorErrorData {
     }
 }
 impl crate::support::FromValue for UnsupportedProtocolVersionErrorErrorData {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {

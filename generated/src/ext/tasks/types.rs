@@ -3315,6 +3315,7 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     }
 }
 impl crate::support::FromValue for DetailedTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4649,6 +4650,7 @@ impl ::serde::Serialize for BaseResult {
     }
 }
 impl crate::support::FromValue for BaseResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4883,6 +4885,7 @@ impl ::serde::Serialize for CancelTaskRequest {
     }
 }
 impl crate::support::FromValue for CancelTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4930,6 +4933,7 @@ impl<'de> ::serde::Deserialize<'de> for CancelTaskRequest {
     }
 }
 impl crate::support::FromValue for CancelTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5106,6 +5110,7 @@ impl ::serde::Serialize for CancelledTask {
     }
 }
 impl crate::support::FromValue for CancelledTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5194,6 +5199,7 @@ impl<'de> ::serde::Deserialize<'de> for CancelledTask {
     }
 }
 impl crate::support::FromValue for CancelledTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5265,6 +5271,7 @@ impl ::serde::Serialize for CompletedTask {
     }
 }
 impl crate::support::FromValue for CompletedTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5363,6 +5370,7 @@ impl<'de> ::serde::Deserialize<'de> for CompletedTask {
     }
 }
 impl crate::support::FromValue for CompletedTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5805,6 +5813,7 @@ impl ::serde::Serialize for CreateTaskResult {
     }
 }
 impl crate::support::FromValue for CreateTaskResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5900,6 +5909,7 @@ impl<'de> ::serde::Deserialize<'de> for CreateTaskResult {
     }
 }
 impl crate::support::FromValue for CreateTaskResultResultType {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6669,6 +6679,7 @@ impl ::serde::Serialize for FailedTask {
     }
 }
 impl crate::support::FromValue for FailedTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6765,6 +6776,7 @@ impl<'de> ::serde::Deserialize<'de> for FailedTask {
     }
 }
 impl crate::support::FromValue for FailedTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6789,6 +6801,7 @@ impl ::serde::Serialize for GetTaskRequest {
     }
 }
 impl crate::support::FromValue for GetTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6836,6 +6849,7 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskRequest {
     }
 }
 impl crate::support::FromValue for GetTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8073,6 +8087,7 @@ impl ::serde::Serialize for InputRequiredTask {
     }
 }
 impl crate::support::FromValue for InputRequiredTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8171,6 +8186,7 @@ impl<'de> ::serde::Deserialize<'de> for InputRequiredTask {
     }
 }
 impl crate::support::FromValue for InputRequiredTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8253,6 +8269,7 @@ impl ::serde::Serialize for JsonrpcNotification {
     }
 }
 impl crate::support::FromValue for JsonrpcNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8331,6 +8348,7 @@ impl ::serde::Serialize for JsonrpcRequest {
     }
 }
 impl crate::support::FromValue for JsonrpcRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8377,6 +8395,7 @@ impl<'de> ::serde::Deserialize<'de> for JsonrpcRequest {
     }
 }
 impl crate::support::FromValue for JsonrpcVersion {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8924,6 +8943,7 @@ impl ::serde::Serialize for NotificationParams {
     }
 }
 impl crate::support::FromValue for NotificationParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9892,6 +9912,7 @@ impl ::serde::Serialize for Task {
     }
 }
 impl crate::support::FromValue for Task {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9995,6 +10016,7 @@ impl ::serde::Serialize for TaskStatus {
     }
 }
 impl crate::support::FromValue for TaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10036,6 +10058,7 @@ impl ::serde::Serialize for TaskStatusNotification {
     }
 }
 impl crate::support::FromValue for TaskStatusNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10078,6 +10101,7 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotification {
     }
 }
 impl crate::support::FromValue for TaskStatusNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10769,6 +10793,7 @@ impl ::serde::Serialize for TaskSubscriptionAcknowledgedNotifications {
     }
 }
 impl crate::support::FromValue for TaskSubscriptionAcknowledgedNotifications {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10822,6 +10847,7 @@ impl ::serde::Serialize for TaskSubscriptionNotifications {
     }
 }
 impl crate::support::FromValue for TaskSubscriptionNotifications {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10857,6 +10883,7 @@ impl ::serde::Serialize for TasksExtensionCapability {
     }
 }
 impl crate::support::FromValue for TasksExtensionCapability {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12543,6 +12570,7 @@ impl ::serde::Serialize for UpdateTaskRequest {
     }
 }
 impl crate::support::FromValue for UpdateTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12590,6 +12618,7 @@ impl<'de> ::serde::Deserialize<'de> for UpdateTaskRequest {
     }
 }
 impl crate::support::FromValue for UpdateTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12780,6 +12809,7 @@ impl ::serde::Serialize for WorkingTask {
     }
 }
 impl crate::support::FromValue for WorkingTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12868,6 +12898,7 @@ impl<'de> ::serde::Deserialize<'de> for WorkingTask {
     }
 }
 impl crate::support::FromValue for WorkingTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
