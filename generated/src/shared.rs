@@ -223,66 +223,79 @@ pub mod v2024_11_05__v2025_03_26 {
         CompleteRequest(CompleteRequest),
     }
     impl ::std::convert::From<InitializeRequest> for ClientRequest {
+        #[inline]
         fn from(value: InitializeRequest) -> Self {
             Self::InitializeRequest(value)
         }
     }
     impl ::std::convert::From<PingRequest> for ClientRequest {
+        #[inline]
         fn from(value: PingRequest) -> Self {
             Self::PingRequest(value)
         }
     }
     impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+        #[inline]
         fn from(value: ListResourcesRequest) -> Self {
             Self::ListResourcesRequest(value)
         }
     }
     impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+        #[inline]
         fn from(value: ListResourceTemplatesRequest) -> Self {
             Self::ListResourceTemplatesRequest(value)
         }
     }
     impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+        #[inline]
         fn from(value: ReadResourceRequest) -> Self {
             Self::ReadResourceRequest(value)
         }
     }
     impl ::std::convert::From<SubscribeRequest> for ClientRequest {
+        #[inline]
         fn from(value: SubscribeRequest) -> Self {
             Self::SubscribeRequest(value)
         }
     }
     impl ::std::convert::From<UnsubscribeRequest> for ClientRequest {
+        #[inline]
         fn from(value: UnsubscribeRequest) -> Self {
             Self::UnsubscribeRequest(value)
         }
     }
     impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+        #[inline]
         fn from(value: ListPromptsRequest) -> Self {
             Self::ListPromptsRequest(value)
         }
     }
     impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+        #[inline]
         fn from(value: GetPromptRequest) -> Self {
             Self::GetPromptRequest(value)
         }
     }
     impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+        #[inline]
         fn from(value: ListToolsRequest) -> Self {
             Self::ListToolsRequest(value)
         }
     }
     impl ::std::convert::From<CallToolRequest> for ClientRequest {
+        #[inline]
         fn from(value: CallToolRequest) -> Self {
             Self::CallToolRequest(value)
         }
     }
     impl ::std::convert::From<SetLevelRequest> for ClientRequest {
+        #[inline]
         fn from(value: SetLevelRequest) -> Self {
             Self::SetLevelRequest(value)
         }
     }
     impl ::std::convert::From<CompleteRequest> for ClientRequest {
+        #[inline]
         fn from(value: CompleteRequest) -> Self {
             Self::CompleteRequest(value)
         }
@@ -491,11 +504,13 @@ pub mod v2024_11_05__v2025_03_26 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CompleteRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -635,11 +650,13 @@ pub mod v2024_11_05__v2025_03_26 {
         ResourceReference(ResourceReference),
     }
     impl ::std::convert::From<PromptReference> for CompleteRequestParamsRef {
+        #[inline]
         fn from(value: PromptReference) -> Self {
             Self::PromptReference(value)
         }
     }
     impl ::std::convert::From<ResourceReference> for CompleteRequestParamsRef {
+        #[inline]
         fn from(value: ResourceReference) -> Self {
             Self::ResourceReference(value)
         }
@@ -709,11 +726,13 @@ pub mod v2024_11_05__v2025_03_26 {
         BlobResourceContents(BlobResourceContents),
     }
     impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+        #[inline]
         fn from(value: TextResourceContents) -> Self {
             Self::TextResourceContents(value)
         }
     }
     impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+        #[inline]
         fn from(value: BlobResourceContents) -> Self {
             Self::BlobResourceContents(value)
         }
@@ -878,11 +897,13 @@ pub mod v2024_11_05__v2025_03_26 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for InitializeRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1135,11 +1156,13 @@ pub mod v2024_11_05__v2025_03_26 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for JsonrpcRequestParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1268,11 +1291,13 @@ If present, there may be more results available.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListPromptsResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1357,11 +1382,13 @@ structure or access specific locations that the client has permission to read fr
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1431,11 +1458,13 @@ structure or access specific locations that the client has permission to read fr
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsRequestParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1561,11 +1590,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1637,11 +1668,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PingRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1711,11 +1744,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PingRequestParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2079,11 +2114,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ReadResourceResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2156,11 +2193,13 @@ or file that the server can operate on.*/
         BlobResourceContents(BlobResourceContents),
     }
     impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+        #[inline]
         fn from(value: TextResourceContents) -> Self {
             Self::TextResourceContents(value)
         }
     }
     impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+        #[inline]
         fn from(value: BlobResourceContents) -> Self {
             Self::BlobResourceContents(value)
         }
@@ -2329,11 +2368,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for RequestParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2797,11 +2838,13 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CallToolRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2954,11 +2997,13 @@ A client MUST NOT attempt to cancel its `initialize` request.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CancelledNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3107,11 +3152,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for GetPromptRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3263,11 +3310,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for InitializedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3340,11 +3389,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for InitializedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3662,11 +3713,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for JsonrpcNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3811,11 +3864,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListPromptsRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3946,11 +4001,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4081,11 +4138,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListResourcesRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4216,11 +4275,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListToolsRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4351,11 +4412,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for LoggingMessageNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4588,11 +4651,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for NotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4790,11 +4855,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PromptListChangedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4867,11 +4934,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PromptListChangedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4935,11 +5004,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ReadResourceRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5066,11 +5137,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5145,11 +5218,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ResourceListChangedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5213,11 +5288,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5346,11 +5423,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for RootsListChangedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5423,11 +5502,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for RootsListChangedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5491,11 +5572,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for SetLevelRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5624,11 +5707,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for SubscribeRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5761,11 +5846,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ToolInputSchema {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5845,11 +5932,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ToolListChangedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5922,11 +6011,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ToolListChangedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5990,11 +6081,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for UnsubscribeRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6135,16 +6228,19 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl ::std::convert::From<EmptyResult> for BaseResult {
+        #[inline]
         fn from(value: EmptyResult) -> Self {
             value.0
         }
     }
     impl crate::KeepsUnknownKeys for BaseResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6270,11 +6366,13 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CompleteResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6376,11 +6474,13 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
     pub struct EmptyResult(pub BaseResult);
     impl ::std::ops::Deref for EmptyResult {
         type Target = BaseResult;
+        #[inline]
         fn deref(&self) -> &BaseResult {
             &self.0
         }
     }
     impl ::std::convert::From<BaseResult> for EmptyResult {
+        #[inline]
         fn from(value: BaseResult) -> Self {
             Self(value)
         }
@@ -6522,11 +6622,13 @@ If present, there may be more results available.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PaginatedResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7043,6 +7145,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         ThisServer,
     }
     impl ::std::fmt::Display for CreateMessageRequestParamsIncludeContext {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::AllServers => f.write_str("allServers"),
@@ -7053,6 +7156,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
     }
     impl ::std::str::FromStr for CreateMessageRequestParamsIncludeContext {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "allServers" => Ok(Self::AllServers),
@@ -7064,6 +7168,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
     }
     impl ::std::convert::TryFrom<&str> for CreateMessageRequestParamsIncludeContext {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
@@ -7071,6 +7176,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
     impl ::std::convert::TryFrom<::std::string::String>
     for CreateMessageRequestParamsIncludeContext {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7123,27 +7229,32 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
     pub struct Cursor(pub ::std::string::String);
     impl ::std::ops::Deref for Cursor {
         type Target = ::std::string::String;
+        #[inline]
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
     impl ::std::convert::From<Cursor> for ::std::string::String {
+        #[inline]
         fn from(value: Cursor) -> Self {
             value.0
         }
     }
     impl ::std::convert::From<::std::string::String> for Cursor {
+        #[inline]
         fn from(value: ::std::string::String) -> Self {
             Self(value)
         }
     }
     impl ::std::fmt::Display for Cursor {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             self.0.fmt(f)
         }
     }
     impl ::std::str::FromStr for Cursor {
         type Err = ::std::convert::Infallible;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self(value.to_string()))
         }
@@ -7447,6 +7558,7 @@ These map to syslog message severities, as specified in RFC-5424:
         Warning,
     }
     impl ::std::fmt::Display for LoggingLevel {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Alert => f.write_str("alert"),
@@ -7462,6 +7574,7 @@ These map to syslog message severities, as specified in RFC-5424:
     }
     impl ::std::str::FromStr for LoggingLevel {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "alert" => Ok(Self::Alert),
@@ -7478,12 +7591,14 @@ These map to syslog message severities, as specified in RFC-5424:
     }
     impl ::std::convert::TryFrom<&str> for LoggingLevel {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7817,6 +7932,7 @@ the most important factor.*/
         String(::std::string::String),
     }
     impl ::std::fmt::Display for ProgressToken {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match self {
                 Self::Integer(x) => x.fmt(f),
@@ -7825,6 +7941,7 @@ the most important factor.*/
         }
     }
     impl ::std::convert::From<i64> for ProgressToken {
+        #[inline]
         fn from(value: i64) -> Self {
             Self::Integer(value)
         }
@@ -7968,6 +8085,7 @@ the most important factor.*/
         String(::std::string::String),
     }
     impl ::std::fmt::Display for RequestId {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match self {
                 Self::Integer(x) => x.fmt(f),
@@ -7976,6 +8094,7 @@ the most important factor.*/
         }
     }
     impl ::std::convert::From<i64> for RequestId {
+        #[inline]
         fn from(value: i64) -> Self {
             Self::Integer(value)
         }
@@ -8089,6 +8208,7 @@ the most important factor.*/
         User,
     }
     impl ::std::fmt::Display for Role {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Assistant => f.write_str("assistant"),
@@ -8098,6 +8218,7 @@ the most important factor.*/
     }
     impl ::std::str::FromStr for Role {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "assistant" => Ok(Self::Assistant),
@@ -8108,12 +8229,14 @@ the most important factor.*/
     }
     impl ::std::convert::TryFrom<&str> for Role {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for Role {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -8467,21 +8590,25 @@ pub mod v2025_03_26__v2025_06_18 {
         RootsListChangedNotification(RootsListChangedNotification),
     }
     impl ::std::convert::From<CancelledNotification> for ClientNotification {
+        #[inline]
         fn from(value: CancelledNotification) -> Self {
             Self::CancelledNotification(value)
         }
     }
     impl ::std::convert::From<InitializedNotification> for ClientNotification {
+        #[inline]
         fn from(value: InitializedNotification) -> Self {
             Self::InitializedNotification(value)
         }
     }
     impl ::std::convert::From<ProgressNotification> for ClientNotification {
+        #[inline]
         fn from(value: ProgressNotification) -> Self {
             Self::ProgressNotification(value)
         }
     }
     impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
+        #[inline]
         fn from(value: RootsListChangedNotification) -> Self {
             Self::RootsListChangedNotification(value)
         }
@@ -8582,11 +8709,13 @@ pub mod v2025_03_26__v2025_06_18 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ProgressNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8939,36 +9068,43 @@ pub mod v2025_03_26__v2025_06_18 {
         LoggingMessageNotification(LoggingMessageNotification),
     }
     impl ::std::convert::From<CancelledNotification> for ServerNotification {
+        #[inline]
         fn from(value: CancelledNotification) -> Self {
             Self::CancelledNotification(value)
         }
     }
     impl ::std::convert::From<ProgressNotification> for ServerNotification {
+        #[inline]
         fn from(value: ProgressNotification) -> Self {
             Self::ProgressNotification(value)
         }
     }
     impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+        #[inline]
         fn from(value: ResourceListChangedNotification) -> Self {
             Self::ResourceListChangedNotification(value)
         }
     }
     impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+        #[inline]
         fn from(value: ResourceUpdatedNotification) -> Self {
             Self::ResourceUpdatedNotification(value)
         }
     }
     impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+        #[inline]
         fn from(value: PromptListChangedNotification) -> Self {
             Self::PromptListChangedNotification(value)
         }
     }
     impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+        #[inline]
         fn from(value: ToolListChangedNotification) -> Self {
             Self::ToolListChangedNotification(value)
         }
     }
     impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+        #[inline]
         fn from(value: LoggingMessageNotification) -> Self {
             Self::LoggingMessageNotification(value)
         }
@@ -9688,11 +9824,13 @@ of the LLM and/or the user.*/
         BlobResourceContents(BlobResourceContents),
     }
     impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+        #[inline]
         fn from(value: TextResourceContents) -> Self {
             Self::TextResourceContents(value)
         }
     }
     impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+        #[inline]
         fn from(value: BlobResourceContents) -> Self {
             Self::BlobResourceContents(value)
         }
@@ -9913,11 +10051,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9992,11 +10132,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ReadResourceResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -10069,11 +10211,13 @@ or file that the server can operate on.*/
         BlobResourceContents(BlobResourceContents),
     }
     impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+        #[inline]
         fn from(value: TextResourceContents) -> Self {
             Self::TextResourceContents(value)
         }
     }
     impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+        #[inline]
         fn from(value: BlobResourceContents) -> Self {
             Self::BlobResourceContents(value)
         }
@@ -10975,11 +11119,13 @@ if present).*/
         ResourceTemplateReference(ResourceTemplateReference),
     }
     impl ::std::convert::From<PromptReference> for CompleteRequestParamsRef {
+        #[inline]
         fn from(value: PromptReference) -> Self {
             Self::PromptReference(value)
         }
     }
     impl ::std::convert::From<ResourceTemplateReference> for CompleteRequestParamsRef {
+        #[inline]
         fn from(value: ResourceTemplateReference) -> Self {
             Self::ResourceTemplateReference(value)
         }
@@ -11053,6 +11199,7 @@ if present).*/
         Decline,
     }
     impl ::std::fmt::Display for ElicitResultAction {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Accept => f.write_str("accept"),
@@ -11063,6 +11210,7 @@ if present).*/
     }
     impl ::std::str::FromStr for ElicitResultAction {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "accept" => Ok(Self::Accept),
@@ -11074,12 +11222,14 @@ if present).*/
     }
     impl ::std::convert::TryFrom<&str> for ElicitResultAction {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for ElicitResultAction {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -11126,6 +11276,7 @@ if present).*/
         Number,
     }
     impl ::std::fmt::Display for NumberSchemaType {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Integer => f.write_str("integer"),
@@ -11135,6 +11286,7 @@ if present).*/
     }
     impl ::std::str::FromStr for NumberSchemaType {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "integer" => Ok(Self::Integer),
@@ -11145,12 +11297,14 @@ if present).*/
     }
     impl ::std::convert::TryFrom<&str> for NumberSchemaType {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for NumberSchemaType {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -11519,6 +11673,7 @@ if present).*/
         Uri,
     }
     impl ::std::fmt::Display for StringSchemaFormat {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Date => f.write_str("date"),
@@ -11530,6 +11685,7 @@ if present).*/
     }
     impl ::std::str::FromStr for StringSchemaFormat {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "date" => Ok(Self::Date),
@@ -11542,12 +11698,14 @@ if present).*/
     }
     impl ::std::convert::TryFrom<&str> for StringSchemaFormat {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for StringSchemaFormat {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -12015,12 +12173,14 @@ Only top-level properties are allowed, without nesting.*/
     }
     impl ::std::convert::From<::std::vec::Vec<::std::string::String>>
     for ElicitResultContentValue {
+        #[inline]
         fn from(value: ::std::vec::Vec<::std::string::String>) -> Self {
             Self::Variant0(value)
         }
     }
     impl ::std::convert::From<ElicitResultContentValueVariant1>
     for ElicitResultContentValue {
+        #[inline]
         fn from(value: ElicitResultContentValueVariant1) -> Self {
             Self::Variant1(value)
         }
@@ -12068,6 +12228,7 @@ Only top-level properties are allowed, without nesting.*/
         String(::std::string::String),
     }
     impl ::std::fmt::Display for ElicitResultContentValueVariant1 {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match self {
                 Self::Boolean(x) => x.fmt(f),
@@ -12077,11 +12238,13 @@ Only top-level properties are allowed, without nesting.*/
         }
     }
     impl ::std::convert::From<bool> for ElicitResultContentValueVariant1 {
+        #[inline]
         fn from(value: bool) -> Self {
             Self::Boolean(value)
         }
     }
     impl ::std::convert::From<i64> for ElicitResultContentValueVariant1 {
+        #[inline]
         fn from(value: i64) -> Self {
             Self::Integer(value)
         }
@@ -12137,26 +12300,31 @@ Only top-level properties are allowed, without nesting.*/
         LegacyTitledEnumSchema(LegacyTitledEnumSchema),
     }
     impl ::std::convert::From<UntitledSingleSelectEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: UntitledSingleSelectEnumSchema) -> Self {
             Self::UntitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledSingleSelectEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: TitledSingleSelectEnumSchema) -> Self {
             Self::TitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<UntitledMultiSelectEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: UntitledMultiSelectEnumSchema) -> Self {
             Self::UntitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledMultiSelectEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: TitledMultiSelectEnumSchema) -> Self {
             Self::TitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<LegacyTitledEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: LegacyTitledEnumSchema) -> Self {
             Self::LegacyTitledEnumSchema(value)
         }
@@ -12551,6 +12719,7 @@ If not provided, the client should assume the icon can be used with any theme.*/
         Light,
     }
     impl ::std::fmt::Display for IconTheme {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Dark => f.write_str("dark"),
@@ -12560,6 +12729,7 @@ If not provided, the client should assume the icon can be used with any theme.*/
     }
     impl ::std::str::FromStr for IconTheme {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "dark" => Ok(Self::Dark),
@@ -12570,12 +12740,14 @@ If not provided, the client should assume the icon can be used with any theme.*/
     }
     impl ::std::convert::TryFrom<&str> for IconTheme {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for IconTheme {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -13285,11 +13457,13 @@ Non-standard according to JSON schema 2020-12.*/
         TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
     }
     impl ::std::convert::From<UntitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
+        #[inline]
         fn from(value: UntitledMultiSelectEnumSchema) -> Self {
             Self::UntitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
+        #[inline]
         fn from(value: TitledMultiSelectEnumSchema) -> Self {
             Self::TitledMultiSelectEnumSchema(value)
         }
@@ -13622,45 +13796,53 @@ without nested objects or arrays.*/
         LegacyTitledEnumSchema(LegacyTitledEnumSchema),
     }
     impl ::std::convert::From<StringSchema> for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: StringSchema) -> Self {
             Self::StringSchema(value)
         }
     }
     impl ::std::convert::From<NumberSchema> for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: NumberSchema) -> Self {
             Self::NumberSchema(value)
         }
     }
     impl ::std::convert::From<BooleanSchema> for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: BooleanSchema) -> Self {
             Self::BooleanSchema(value)
         }
     }
     impl ::std::convert::From<UntitledSingleSelectEnumSchema>
     for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: UntitledSingleSelectEnumSchema) -> Self {
             Self::UntitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledSingleSelectEnumSchema>
     for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: TitledSingleSelectEnumSchema) -> Self {
             Self::TitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<UntitledMultiSelectEnumSchema>
     for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: UntitledMultiSelectEnumSchema) -> Self {
             Self::UntitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledMultiSelectEnumSchema>
     for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: TitledMultiSelectEnumSchema) -> Self {
             Self::TitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<LegacyTitledEnumSchema> for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: LegacyTitledEnumSchema) -> Self {
             Self::LegacyTitledEnumSchema(value)
         }
@@ -14003,11 +14185,13 @@ without nested objects or arrays.*/
     }
     impl ::std::convert::From<UntitledSingleSelectEnumSchema>
     for SingleSelectEnumSchema {
+        #[inline]
         fn from(value: UntitledSingleSelectEnumSchema) -> Self {
             Self::UntitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledSingleSelectEnumSchema> for SingleSelectEnumSchema {
+        #[inline]
         fn from(value: TitledSingleSelectEnumSchema) -> Self {
             Self::TitledSingleSelectEnumSchema(value)
         }
@@ -14891,6 +15075,7 @@ without nested objects or arrays.*/
         Required,
     }
     impl ::std::fmt::Display for ToolChoiceMode {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Auto => f.write_str("auto"),
@@ -14901,6 +15086,7 @@ without nested objects or arrays.*/
     }
     impl ::std::str::FromStr for ToolChoiceMode {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "auto" => Ok(Self::Auto),
@@ -14912,12 +15098,14 @@ without nested objects or arrays.*/
     }
     impl ::std::convert::TryFrom<&str> for ToolChoiceMode {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for ToolChoiceMode {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {

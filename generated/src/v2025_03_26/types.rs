@@ -255,11 +255,13 @@ If not set, this is assumed to be false (the call was successful).*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -339,21 +341,25 @@ pub enum CallToolResultContentItem {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for CallToolResultContentItem {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CallToolResultContentItem {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CallToolResultContentItem {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for CallToolResultContentItem {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -440,16 +446,19 @@ pub enum ClientResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for ClientResult {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ClientResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
@@ -560,11 +569,13 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -829,11 +840,13 @@ pub struct CreateMessageResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -922,16 +935,19 @@ pub enum CreateMessageResultContent {
     AudioContent(AudioContent),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
@@ -1095,11 +1111,13 @@ pub struct GetPromptResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1278,11 +1296,13 @@ This can be used by clients to improve the LLM's understanding of available tool
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1374,18 +1394,21 @@ impl<'de> ::serde::Deserialize<'de> for InitializeResult {
 pub struct JsonrpcBatchRequest(pub ::std::vec::Vec<JsonrpcBatchRequestItem>);
 impl ::std::ops::Deref for JsonrpcBatchRequest {
     type Target = ::std::vec::Vec<JsonrpcBatchRequestItem>;
+    #[inline]
     fn deref(&self) -> &::std::vec::Vec<JsonrpcBatchRequestItem> {
         &self.0
     }
 }
 impl ::std::convert::From<JsonrpcBatchRequest>
 for ::std::vec::Vec<JsonrpcBatchRequestItem> {
+    #[inline]
     fn from(value: JsonrpcBatchRequest) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::std::vec::Vec<JsonrpcBatchRequestItem>>
 for JsonrpcBatchRequest {
+    #[inline]
     fn from(value: ::std::vec::Vec<JsonrpcBatchRequestItem>) -> Self {
         Self(value)
     }
@@ -1423,11 +1446,13 @@ pub enum JsonrpcBatchRequestItem {
     Notification(JsonrpcNotification),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcBatchRequestItem {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcBatchRequestItem {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
@@ -1471,18 +1496,21 @@ impl<'de> ::serde::Deserialize<'de> for JsonrpcBatchRequestItem {
 pub struct JsonrpcBatchResponse(pub ::std::vec::Vec<JsonrpcBatchResponseItem>);
 impl ::std::ops::Deref for JsonrpcBatchResponse {
     type Target = ::std::vec::Vec<JsonrpcBatchResponseItem>;
+    #[inline]
     fn deref(&self) -> &::std::vec::Vec<JsonrpcBatchResponseItem> {
         &self.0
     }
 }
 impl ::std::convert::From<JsonrpcBatchResponse>
 for ::std::vec::Vec<JsonrpcBatchResponseItem> {
+    #[inline]
     fn from(value: JsonrpcBatchResponse) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::std::vec::Vec<JsonrpcBatchResponseItem>>
 for JsonrpcBatchResponse {
+    #[inline]
     fn from(value: ::std::vec::Vec<JsonrpcBatchResponseItem>) -> Self {
         Self(value)
     }
@@ -1520,11 +1548,13 @@ pub enum JsonrpcBatchResponseItem {
     Error(JsonrpcError),
 }
 impl ::std::convert::From<JsonrpcResponse> for JsonrpcBatchResponseItem {
+    #[inline]
     fn from(value: JsonrpcResponse) -> Self {
         Self::Response(value)
     }
 }
 impl ::std::convert::From<JsonrpcError> for JsonrpcBatchResponseItem {
+    #[inline]
     fn from(value: JsonrpcError) -> Self {
         Self::Error(value)
     }
@@ -1576,33 +1606,39 @@ pub enum JsonrpcMessage {
     Variant5(::std::vec::Vec<JsonrpcMessageVariant5Item>),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Variant0(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Variant1(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<JsonrpcMessageVariant2Item>>
 for JsonrpcMessage {
+    #[inline]
     fn from(value: ::std::vec::Vec<JsonrpcMessageVariant2Item>) -> Self {
         Self::Variant2(value)
     }
 }
 impl ::std::convert::From<JsonrpcResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcResponse) -> Self {
         Self::Variant3(value)
     }
 }
 impl ::std::convert::From<JsonrpcError> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcError) -> Self {
         Self::Variant4(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<JsonrpcMessageVariant5Item>>
 for JsonrpcMessage {
+    #[inline]
     fn from(value: ::std::vec::Vec<JsonrpcMessageVariant5Item>) -> Self {
         Self::Variant5(value)
     }
@@ -1728,11 +1764,13 @@ pub enum JsonrpcMessageVariant2Item {
     Notification(JsonrpcNotification),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessageVariant2Item {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessageVariant2Item {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
@@ -1780,11 +1818,13 @@ pub enum JsonrpcMessageVariant5Item {
     Error(JsonrpcError),
 }
 impl ::std::convert::From<JsonrpcResponse> for JsonrpcMessageVariant5Item {
+    #[inline]
     fn from(value: JsonrpcResponse) -> Self {
         Self::Response(value)
     }
 }
 impl ::std::convert::From<JsonrpcError> for JsonrpcMessageVariant5Item {
+    #[inline]
     fn from(value: JsonrpcError) -> Self {
         Self::Error(value)
     }
@@ -1839,11 +1879,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1928,11 +1970,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2017,11 +2061,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2166,21 +2212,25 @@ pub enum PromptMessageContent {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for PromptMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for PromptMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for PromptMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for PromptMessageContent {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -2590,16 +2640,19 @@ pub enum SamplingMessageContent {
     AudioContent(AudioContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
@@ -2675,16 +2728,19 @@ pub enum ServerRequest {
     ListRootsRequest(ListRootsRequest),
 }
 impl ::std::convert::From<PingRequest> for ServerRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
@@ -2772,51 +2828,61 @@ pub enum ServerResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<InitializeResult> for ServerResult {
+    #[inline]
     fn from(value: InitializeResult) -> Self {
         Self::InitializeResult(value)
     }
 }
 impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourcesResult) -> Self {
         Self::ListResourcesResult(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourceTemplatesResult) -> Self {
         Self::ListResourceTemplatesResult(value)
     }
 }
 impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    #[inline]
     fn from(value: ListPromptsResult) -> Self {
         Self::ListPromptsResult(value)
     }
 }
 impl ::std::convert::From<GetPromptResult> for ServerResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<ListToolsResult> for ServerResult {
+    #[inline]
     fn from(value: ListToolsResult) -> Self {
         Self::ListToolsResult(value)
     }
 }
 impl ::std::convert::From<CallToolResult> for ServerResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<CompleteResult> for ServerResult {
+    #[inline]
     fn from(value: CompleteResult) -> Self {
         Self::CompleteResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ServerResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }

@@ -89,11 +89,13 @@ should be reported as an MCP error response.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -311,66 +313,79 @@ pub enum ClientRequest {
     CompleteRequest(CompleteRequest),
 }
 impl ::std::convert::From<InitializeRequest> for ClientRequest {
+    #[inline]
     fn from(value: InitializeRequest) -> Self {
         Self::InitializeRequest(value)
     }
 }
 impl ::std::convert::From<PingRequest> for ClientRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourcesRequest) -> Self {
         Self::ListResourcesRequest(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourceTemplatesRequest) -> Self {
         Self::ListResourceTemplatesRequest(value)
     }
 }
 impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    #[inline]
     fn from(value: ReadResourceRequest) -> Self {
         Self::ReadResourceRequest(value)
     }
 }
 impl ::std::convert::From<SubscribeRequest> for ClientRequest {
+    #[inline]
     fn from(value: SubscribeRequest) -> Self {
         Self::SubscribeRequest(value)
     }
 }
 impl ::std::convert::From<UnsubscribeRequest> for ClientRequest {
+    #[inline]
     fn from(value: UnsubscribeRequest) -> Self {
         Self::UnsubscribeRequest(value)
     }
 }
 impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListPromptsRequest) -> Self {
         Self::ListPromptsRequest(value)
     }
 }
 impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetPromptRequest) -> Self {
         Self::GetPromptRequest(value)
     }
 }
 impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListToolsRequest) -> Self {
         Self::ListToolsRequest(value)
     }
 }
 impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    #[inline]
     fn from(value: CallToolRequest) -> Self {
         Self::CallToolRequest(value)
     }
 }
 impl ::std::convert::From<SetLevelRequest> for ClientRequest {
+    #[inline]
     fn from(value: SetLevelRequest) -> Self {
         Self::SetLevelRequest(value)
     }
 }
 impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    #[inline]
     fn from(value: CompleteRequest) -> Self {
         Self::CompleteRequest(value)
     }
@@ -576,21 +591,25 @@ pub enum ClientResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for ClientResult {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<ElicitResult> for ClientResult {
+    #[inline]
     fn from(value: ElicitResult) -> Self {
         Self::ElicitResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ClientResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
@@ -717,11 +736,13 @@ pub struct CompleteRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -869,26 +890,31 @@ pub enum ContentBlock {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for ContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for ContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for ContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ResourceLink> for ContentBlock {
+    #[inline]
     fn from(value: ResourceLink) -> Self {
         Self::ResourceLink(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -984,11 +1010,13 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1255,11 +1283,13 @@ pub struct CreateMessageResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1348,16 +1378,19 @@ pub enum CreateMessageResultContent {
     AudioContent(AudioContent),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
@@ -1433,11 +1466,13 @@ pub struct ElicitRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1708,11 +1743,13 @@ Contains values matching the requested schema.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1794,6 +1831,7 @@ pub enum ElicitResultContentValue {
     String(::std::string::String),
 }
 impl ::std::fmt::Display for ElicitResultContentValue {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match self {
             Self::Boolean(x) => x.fmt(f),
@@ -1803,11 +1841,13 @@ impl ::std::fmt::Display for ElicitResultContentValue {
     }
 }
 impl ::std::convert::From<bool> for ElicitResultContentValue {
+    #[inline]
     fn from(value: bool) -> Self {
         Self::Boolean(value)
     }
 }
 impl ::std::convert::From<i64> for ElicitResultContentValue {
+    #[inline]
     fn from(value: i64) -> Self {
         Self::Integer(value)
     }
@@ -2005,11 +2045,13 @@ pub struct GetPromptResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2172,11 +2214,13 @@ pub struct InitializeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2340,11 +2384,13 @@ This can be used by clients to improve the LLM's understanding of available tool
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2440,21 +2486,25 @@ pub enum JsonrpcMessage {
     Error(JsonrpcError),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
 }
 impl ::std::convert::From<JsonrpcResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcResponse) -> Self {
         Self::Response(value)
     }
 }
 impl ::std::convert::From<JsonrpcError> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcError) -> Self {
         Self::Error(value)
     }
@@ -2666,11 +2716,13 @@ pub struct JsonrpcRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for JsonrpcRequestParams {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2733,11 +2785,13 @@ pub struct JsonrpcRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for JsonrpcRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2806,11 +2860,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2893,11 +2949,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2982,11 +3040,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3071,11 +3131,13 @@ pub struct ListRootsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3143,11 +3205,13 @@ pub struct ListRootsRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequestParams {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3209,11 +3273,13 @@ pub struct ListRootsRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3281,11 +3347,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3473,11 +3541,13 @@ pub struct PingRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3545,11 +3615,13 @@ pub struct PingRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequestParams {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3611,11 +3683,13 @@ pub struct PingRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3679,21 +3753,25 @@ pub enum PrimitiveSchemaDefinition {
     EnumSchema(EnumSchema),
 }
 impl ::std::convert::From<StringSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: StringSchema) -> Self {
         Self::StringSchema(value)
     }
 }
 impl ::std::convert::From<NumberSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: NumberSchema) -> Self {
         Self::NumberSchema(value)
     }
 }
 impl ::std::convert::From<BooleanSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: BooleanSchema) -> Self {
         Self::BooleanSchema(value)
     }
 }
 impl ::std::convert::From<EnumSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: EnumSchema) -> Self {
         Self::EnumSchema(value)
     }
@@ -4088,11 +4166,13 @@ pub struct RequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RequestParams {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4155,11 +4235,13 @@ pub struct RequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4868,16 +4950,19 @@ pub enum SamplingMessageContent {
     AudioContent(AudioContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
@@ -4954,21 +5039,25 @@ pub enum ServerRequest {
     ElicitRequest(ElicitRequest),
 }
 impl ::std::convert::From<PingRequest> for ServerRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
 }
 impl ::std::convert::From<ElicitRequest> for ServerRequest {
+    #[inline]
     fn from(value: ElicitRequest) -> Self {
         Self::ElicitRequest(value)
     }
@@ -5072,51 +5161,61 @@ pub enum ServerResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<InitializeResult> for ServerResult {
+    #[inline]
     fn from(value: InitializeResult) -> Self {
         Self::InitializeResult(value)
     }
 }
 impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourcesResult) -> Self {
         Self::ListResourcesResult(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourceTemplatesResult) -> Self {
         Self::ListResourceTemplatesResult(value)
     }
 }
 impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    #[inline]
     fn from(value: ListPromptsResult) -> Self {
         Self::ListPromptsResult(value)
     }
 }
 impl ::std::convert::From<GetPromptResult> for ServerResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<ListToolsResult> for ServerResult {
+    #[inline]
     fn from(value: ListToolsResult) -> Self {
         Self::ListToolsResult(value)
     }
 }
 impl ::std::convert::From<CallToolResult> for ServerResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<CompleteResult> for ServerResult {
+    #[inline]
     fn from(value: CompleteResult) -> Self {
         Self::CompleteResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ServerResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
@@ -5678,11 +5777,13 @@ pub struct ToolOutputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {

@@ -65,11 +65,13 @@ pub struct CallToolRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -257,11 +259,13 @@ pub struct CallToolRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -344,11 +348,13 @@ should be reported as an MCP error response.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -436,11 +442,13 @@ pub struct CancelTaskRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelTaskRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -626,11 +634,13 @@ This can provide context for any status, including:
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelTaskResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -769,11 +779,13 @@ pub struct CancelledNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelledNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1371,26 +1383,31 @@ pub enum ClientNotification {
     RootsListChangedNotification(RootsListChangedNotification),
 }
 impl ::std::convert::From<CancelledNotification> for ClientNotification {
+    #[inline]
     fn from(value: CancelledNotification) -> Self {
         Self::CancelledNotification(value)
     }
 }
 impl ::std::convert::From<InitializedNotification> for ClientNotification {
+    #[inline]
     fn from(value: InitializedNotification) -> Self {
         Self::InitializedNotification(value)
     }
 }
 impl ::std::convert::From<ProgressNotification> for ClientNotification {
+    #[inline]
     fn from(value: ProgressNotification) -> Self {
         Self::ProgressNotification(value)
     }
 }
 impl ::std::convert::From<TaskStatusNotification> for ClientNotification {
+    #[inline]
     fn from(value: TaskStatusNotification) -> Self {
         Self::TaskStatusNotification(value)
     }
 }
 impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
+    #[inline]
     fn from(value: RootsListChangedNotification) -> Self {
         Self::RootsListChangedNotification(value)
     }
@@ -1515,86 +1532,103 @@ pub enum ClientRequest {
     CompleteRequest(CompleteRequest),
 }
 impl ::std::convert::From<InitializeRequest> for ClientRequest {
+    #[inline]
     fn from(value: InitializeRequest) -> Self {
         Self::InitializeRequest(value)
     }
 }
 impl ::std::convert::From<PingRequest> for ClientRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourcesRequest) -> Self {
         Self::ListResourcesRequest(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourceTemplatesRequest) -> Self {
         Self::ListResourceTemplatesRequest(value)
     }
 }
 impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    #[inline]
     fn from(value: ReadResourceRequest) -> Self {
         Self::ReadResourceRequest(value)
     }
 }
 impl ::std::convert::From<SubscribeRequest> for ClientRequest {
+    #[inline]
     fn from(value: SubscribeRequest) -> Self {
         Self::SubscribeRequest(value)
     }
 }
 impl ::std::convert::From<UnsubscribeRequest> for ClientRequest {
+    #[inline]
     fn from(value: UnsubscribeRequest) -> Self {
         Self::UnsubscribeRequest(value)
     }
 }
 impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListPromptsRequest) -> Self {
         Self::ListPromptsRequest(value)
     }
 }
 impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetPromptRequest) -> Self {
         Self::GetPromptRequest(value)
     }
 }
 impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListToolsRequest) -> Self {
         Self::ListToolsRequest(value)
     }
 }
 impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    #[inline]
     fn from(value: CallToolRequest) -> Self {
         Self::CallToolRequest(value)
     }
 }
 impl ::std::convert::From<GetTaskRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetTaskRequest) -> Self {
         Self::GetTaskRequest(value)
     }
 }
 impl ::std::convert::From<GetTaskPayloadRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetTaskPayloadRequest) -> Self {
         Self::GetTaskPayloadRequest(value)
     }
 }
 impl ::std::convert::From<CancelTaskRequest> for ClientRequest {
+    #[inline]
     fn from(value: CancelTaskRequest) -> Self {
         Self::CancelTaskRequest(value)
     }
 }
 impl ::std::convert::From<ListTasksRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListTasksRequest) -> Self {
         Self::ListTasksRequest(value)
     }
 }
 impl ::std::convert::From<SetLevelRequest> for ClientRequest {
+    #[inline]
     fn from(value: SetLevelRequest) -> Self {
         Self::SetLevelRequest(value)
     }
 }
 impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    #[inline]
     fn from(value: CompleteRequest) -> Self {
         Self::CompleteRequest(value)
     }
@@ -1852,41 +1886,49 @@ pub enum ClientResult {
     GetTaskPayloadResult(GetTaskPayloadResult),
 }
 impl ::std::convert::From<GetTaskResult> for ClientResult {
+    #[inline]
     fn from(value: GetTaskResult) -> Self {
         Self::GetTaskResult(value)
     }
 }
 impl ::std::convert::From<CancelTaskResult> for ClientResult {
+    #[inline]
     fn from(value: CancelTaskResult) -> Self {
         Self::CancelTaskResult(value)
     }
 }
 impl ::std::convert::From<ListTasksResult> for ClientResult {
+    #[inline]
     fn from(value: ListTasksResult) -> Self {
         Self::ListTasksResult(value)
     }
 }
 impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for ClientResult {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<ElicitResult> for ClientResult {
+    #[inline]
     fn from(value: ElicitResult) -> Self {
         Self::ElicitResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ClientResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl ::std::convert::From<GetTaskPayloadResult> for ClientResult {
+    #[inline]
     fn from(value: GetTaskPayloadResult) -> Self {
         Self::GetTaskPayloadResult(value)
     }
@@ -2105,11 +2147,13 @@ pub struct CompleteRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2282,11 +2326,13 @@ pub struct CompleteRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2350,26 +2396,31 @@ pub enum ContentBlock {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for ContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for ContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for ContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ResourceLink> for ContentBlock {
+    #[inline]
     fn from(value: ResourceLink) -> Self {
         Self::ResourceLink(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -2467,11 +2518,13 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2821,11 +2874,13 @@ pub struct CreateMessageRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2905,11 +2960,13 @@ This field is an open string to allow for provider-specific stop reasons.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3001,32 +3058,38 @@ pub enum CreateMessageResultContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for CreateMessageResultContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -3128,11 +3191,13 @@ pub struct CreateTaskResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateTaskResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3205,11 +3270,13 @@ pub struct ElicitRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3410,11 +3477,13 @@ pub struct ElicitRequestFormParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequestFormParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3475,11 +3544,13 @@ pub enum ElicitRequestParams {
     FormParams(ElicitRequestFormParams),
 }
 impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestUrlParams) -> Self {
         Self::UrlParams(value)
     }
 }
 impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestFormParams) -> Self {
         Self::FormParams(value)
     }
@@ -3706,11 +3777,13 @@ pub struct ElicitRequestUrlParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequestUrlParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3785,11 +3858,13 @@ Omitted for out-of-band mode responses.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3872,11 +3947,13 @@ pub struct ElicitationCompleteNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitationCompleteNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4042,11 +4119,13 @@ pub struct GetPromptRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4219,11 +4298,13 @@ pub struct GetPromptRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4290,11 +4371,13 @@ pub struct GetPromptResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4373,11 +4456,13 @@ pub struct GetTaskPayloadRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskPayloadRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4548,11 +4633,13 @@ pub struct GetTaskPayloadResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskPayloadResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4618,11 +4705,13 @@ pub struct GetTaskRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4807,11 +4896,13 @@ This can provide context for any status, including:
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4943,11 +5034,13 @@ pub struct InitializeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5128,11 +5221,13 @@ pub struct InitializeRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5204,11 +5299,13 @@ This can be used by clients to improve the LLM's understanding of available tool
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5304,11 +5401,13 @@ pub struct InitializedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5384,21 +5483,25 @@ pub enum JsonrpcMessage {
     ErrorResponse(JsonrpcErrorResponse),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
 }
 impl ::std::convert::From<JsonrpcResultResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcResultResponse) -> Self {
         Self::ResultResponse(value)
     }
 }
 impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcErrorResponse) -> Self {
         Self::ErrorResponse(value)
     }
@@ -5524,11 +5627,13 @@ pub enum JsonrpcResponse {
     ErrorResponse(JsonrpcErrorResponse),
 }
 impl ::std::convert::From<JsonrpcResultResponse> for JsonrpcResponse {
+    #[inline]
     fn from(value: JsonrpcResultResponse) -> Self {
         Self::ResultResponse(value)
     }
 }
 impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcResponse {
+    #[inline]
     fn from(value: JsonrpcErrorResponse) -> Self {
         Self::ErrorResponse(value)
     }
@@ -5700,11 +5805,13 @@ pub struct ListPromptsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5791,11 +5898,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5874,11 +5983,13 @@ pub struct ListResourceTemplatesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5965,11 +6076,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6050,11 +6163,13 @@ pub struct ListResourcesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6141,11 +6256,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6232,11 +6349,13 @@ pub struct ListRootsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6319,11 +6438,13 @@ pub struct ListTasksRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListTasksRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6442,11 +6563,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListTasksResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6525,11 +6648,13 @@ pub struct ListToolsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6616,11 +6741,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6698,11 +6825,13 @@ pub struct LoggingMessageNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for LoggingMessageNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7107,11 +7236,13 @@ pub struct PaginatedRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PaginatedRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7175,11 +7306,13 @@ pub struct PingRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7261,11 +7394,13 @@ pub struct ProgressNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ProgressNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7617,11 +7752,13 @@ pub struct PromptListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PromptListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7765,11 +7902,13 @@ pub struct ReadResourceRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7919,11 +8058,13 @@ pub struct ReadResourceRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8096,11 +8237,13 @@ pub struct RequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8616,11 +8759,13 @@ pub struct ResourceListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8764,11 +8909,13 @@ pub struct ResourceRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9036,11 +9183,13 @@ pub struct ResourceUpdatedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9192,11 +9341,13 @@ pub struct RootsListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RootsListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9358,32 +9509,38 @@ pub enum SamplingMessageContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for SamplingMessageContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -9484,26 +9641,31 @@ pub enum SamplingMessageContentBlock {
     ToolResultContent(ToolResultContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
@@ -10010,46 +10172,55 @@ pub enum ServerNotification {
     ElicitationCompleteNotification(ElicitationCompleteNotification),
 }
 impl ::std::convert::From<CancelledNotification> for ServerNotification {
+    #[inline]
     fn from(value: CancelledNotification) -> Self {
         Self::CancelledNotification(value)
     }
 }
 impl ::std::convert::From<ProgressNotification> for ServerNotification {
+    #[inline]
     fn from(value: ProgressNotification) -> Self {
         Self::ProgressNotification(value)
     }
 }
 impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceListChangedNotification) -> Self {
         Self::ResourceListChangedNotification(value)
     }
 }
 impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceUpdatedNotification) -> Self {
         Self::ResourceUpdatedNotification(value)
     }
 }
 impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: PromptListChangedNotification) -> Self {
         Self::PromptListChangedNotification(value)
     }
 }
 impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ToolListChangedNotification) -> Self {
         Self::ToolListChangedNotification(value)
     }
 }
 impl ::std::convert::From<TaskStatusNotification> for ServerNotification {
+    #[inline]
     fn from(value: TaskStatusNotification) -> Self {
         Self::TaskStatusNotification(value)
     }
 }
 impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+    #[inline]
     fn from(value: LoggingMessageNotification) -> Self {
         Self::LoggingMessageNotification(value)
     }
 }
 impl ::std::convert::From<ElicitationCompleteNotification> for ServerNotification {
+    #[inline]
     fn from(value: ElicitationCompleteNotification) -> Self {
         Self::ElicitationCompleteNotification(value)
     }
@@ -10217,41 +10388,49 @@ pub enum ServerRequest {
     ElicitRequest(ElicitRequest),
 }
 impl ::std::convert::From<PingRequest> for ServerRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<GetTaskRequest> for ServerRequest {
+    #[inline]
     fn from(value: GetTaskRequest) -> Self {
         Self::GetTaskRequest(value)
     }
 }
 impl ::std::convert::From<GetTaskPayloadRequest> for ServerRequest {
+    #[inline]
     fn from(value: GetTaskPayloadRequest) -> Self {
         Self::GetTaskPayloadRequest(value)
     }
 }
 impl ::std::convert::From<CancelTaskRequest> for ServerRequest {
+    #[inline]
     fn from(value: CancelTaskRequest) -> Self {
         Self::CancelTaskRequest(value)
     }
 }
 impl ::std::convert::From<ListTasksRequest> for ServerRequest {
+    #[inline]
     fn from(value: ListTasksRequest) -> Self {
         Self::ListTasksRequest(value)
     }
 }
 impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
 }
 impl ::std::convert::From<ElicitRequest> for ServerRequest {
+    #[inline]
     fn from(value: ElicitRequest) -> Self {
         Self::ElicitRequest(value)
     }
@@ -10407,71 +10586,85 @@ pub enum ServerResult {
     GetTaskPayloadResult(GetTaskPayloadResult),
 }
 impl ::std::convert::From<InitializeResult> for ServerResult {
+    #[inline]
     fn from(value: InitializeResult) -> Self {
         Self::InitializeResult(value)
     }
 }
 impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourcesResult) -> Self {
         Self::ListResourcesResult(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourceTemplatesResult) -> Self {
         Self::ListResourceTemplatesResult(value)
     }
 }
 impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    #[inline]
     fn from(value: ListPromptsResult) -> Self {
         Self::ListPromptsResult(value)
     }
 }
 impl ::std::convert::From<GetPromptResult> for ServerResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<ListToolsResult> for ServerResult {
+    #[inline]
     fn from(value: ListToolsResult) -> Self {
         Self::ListToolsResult(value)
     }
 }
 impl ::std::convert::From<CallToolResult> for ServerResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<GetTaskResult> for ServerResult {
+    #[inline]
     fn from(value: GetTaskResult) -> Self {
         Self::GetTaskResult(value)
     }
 }
 impl ::std::convert::From<CancelTaskResult> for ServerResult {
+    #[inline]
     fn from(value: CancelTaskResult) -> Self {
         Self::CancelTaskResult(value)
     }
 }
 impl ::std::convert::From<ListTasksResult> for ServerResult {
+    #[inline]
     fn from(value: ListTasksResult) -> Self {
         Self::ListTasksResult(value)
     }
 }
 impl ::std::convert::From<CompleteResult> for ServerResult {
+    #[inline]
     fn from(value: CompleteResult) -> Self {
         Self::CompleteResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ServerResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl ::std::convert::From<GetTaskPayloadResult> for ServerResult {
+    #[inline]
     fn from(value: GetTaskPayloadResult) -> Self {
         Self::GetTaskPayloadResult(value)
     }
@@ -10808,11 +11001,13 @@ pub struct SetLevelRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SetLevelRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -10962,11 +11157,13 @@ pub struct SetLevelRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SetLevelRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11030,11 +11227,13 @@ pub struct SubscribeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscribeRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11183,11 +11382,13 @@ pub struct SubscribeRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscribeRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11498,11 +11699,13 @@ pub struct TaskAugmentedRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for TaskAugmentedRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11625,6 +11828,7 @@ pub enum TaskStatus {
     Working,
 }
 impl ::std::fmt::Display for TaskStatus {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Cancelled => f.write_str("cancelled"),
@@ -11637,6 +11841,7 @@ impl ::std::fmt::Display for TaskStatus {
 }
 impl ::std::str::FromStr for TaskStatus {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "cancelled" => Ok(Self::Cancelled),
@@ -11650,12 +11855,14 @@ impl ::std::str::FromStr for TaskStatus {
 }
 impl ::std::convert::TryFrom<&str> for TaskStatus {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TaskStatus {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -11711,11 +11918,13 @@ pub struct TaskStatusNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for TaskStatusNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12306,6 +12515,7 @@ pub enum ToolExecutionTaskSupport {
     Required,
 }
 impl ::std::fmt::Display for ToolExecutionTaskSupport {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Forbidden => f.write_str("forbidden"),
@@ -12316,6 +12526,7 @@ impl ::std::fmt::Display for ToolExecutionTaskSupport {
 }
 impl ::std::str::FromStr for ToolExecutionTaskSupport {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "forbidden" => Ok(Self::Forbidden),
@@ -12327,12 +12538,14 @@ impl ::std::str::FromStr for ToolExecutionTaskSupport {
 }
 impl ::std::convert::TryFrom<&str> for ToolExecutionTaskSupport {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ToolExecutionTaskSupport {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -12390,11 +12603,13 @@ pub struct ToolInputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolInputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12482,11 +12697,13 @@ pub struct ToolListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12572,11 +12789,13 @@ pub struct ToolOutputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12940,11 +13159,13 @@ pub struct UnsubscribeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for UnsubscribeRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13094,11 +13315,13 @@ pub struct UnsubscribeRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for UnsubscribeRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13317,17 +13540,20 @@ impl<'de> ::serde::Deserialize<'de> for UrlElicitationRequiredErrorError {
 pub struct UrlElicitationRequiredErrorErrorCode(i64);
 impl ::std::ops::Deref for UrlElicitationRequiredErrorErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<UrlElicitationRequiredErrorErrorCode> for i64 {
+    #[inline]
     fn from(value: UrlElicitationRequiredErrorErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for UrlElicitationRequiredErrorErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32042_i64].contains(&value) {
             Err("invalid value".into())
@@ -13368,11 +13594,13 @@ pub struct UrlElicitationRequiredErrorErrorData {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for UrlElicitationRequiredErrorErrorData {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {

@@ -166,21 +166,25 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl ::std::convert::From<ClientResult> for BaseResult {
+    #[inline]
     fn from(value: ClientResult) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<EmptyResult> for BaseResult {
+    #[inline]
     fn from(value: EmptyResult) -> Self {
         value.0
     }
 }
 impl crate::KeepsUnknownKeys for BaseResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -373,11 +377,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CacheableResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -470,6 +476,7 @@ pub enum CacheableResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for CacheableResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -479,6 +486,7 @@ impl ::std::fmt::Display for CacheableResultCacheScope {
 }
 impl ::std::str::FromStr for CacheableResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -489,12 +497,14 @@ impl ::std::str::FromStr for CacheableResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for CacheableResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for CacheableResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -543,11 +553,13 @@ pub struct CallToolRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -780,11 +792,13 @@ that conforms to the tool's outputSchema if one is defined.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -949,11 +963,13 @@ pub enum CallToolResultResponseResult {
     InputRequiredResult(InputRequiredResult),
 }
 impl ::std::convert::From<CallToolResult> for CallToolResultResponseResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<InputRequiredResult> for CallToolResultResponseResult {
+    #[inline]
     fn from(value: InputRequiredResult) -> Self {
         Self::InputRequiredResult(value)
     }
@@ -1060,11 +1076,13 @@ pub struct CancelledNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelledNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1383,11 +1401,13 @@ pub struct ClientNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ClientNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1501,51 +1521,61 @@ pub enum ClientRequest {
     CompleteRequest(CompleteRequest),
 }
 impl ::std::convert::From<DiscoverRequest> for ClientRequest {
+    #[inline]
     fn from(value: DiscoverRequest) -> Self {
         Self::DiscoverRequest(value)
     }
 }
 impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourcesRequest) -> Self {
         Self::ListResourcesRequest(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourceTemplatesRequest) -> Self {
         Self::ListResourceTemplatesRequest(value)
     }
 }
 impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    #[inline]
     fn from(value: ReadResourceRequest) -> Self {
         Self::ReadResourceRequest(value)
     }
 }
 impl ::std::convert::From<SubscriptionsListenRequest> for ClientRequest {
+    #[inline]
     fn from(value: SubscriptionsListenRequest) -> Self {
         Self::SubscriptionsListenRequest(value)
     }
 }
 impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListPromptsRequest) -> Self {
         Self::ListPromptsRequest(value)
     }
 }
 impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetPromptRequest) -> Self {
         Self::GetPromptRequest(value)
     }
 }
 impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListToolsRequest) -> Self {
         Self::ListToolsRequest(value)
     }
 }
 impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    #[inline]
     fn from(value: CallToolRequest) -> Self {
         Self::CallToolRequest(value)
     }
 }
 impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    #[inline]
     fn from(value: CompleteRequest) -> Self {
         Self::CompleteRequest(value)
     }
@@ -1713,11 +1743,13 @@ impl ::serde::Serialize for ClientRequest {
 pub struct ClientResult(pub BaseResult);
 impl ::std::ops::Deref for ClientResult {
     type Target = BaseResult;
+    #[inline]
     fn deref(&self) -> &BaseResult {
         &self.0
     }
 }
 impl ::std::convert::From<BaseResult> for ClientResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self(value)
     }
@@ -1758,11 +1790,13 @@ pub struct CompleteRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1950,11 +1984,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2110,26 +2146,31 @@ pub enum ContentBlock {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for ContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for ContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for ContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ResourceLink> for ContentBlock {
+    #[inline]
     fn from(value: ResourceLink) -> Self {
         Self::ResourceLink(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -2225,11 +2266,13 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2576,11 +2619,13 @@ This field is an open string to allow for provider-specific stop reasons.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2670,32 +2715,38 @@ pub enum CreateMessageResultContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for CreateMessageResultContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -2799,11 +2850,13 @@ pub struct DiscoverRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for DiscoverRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2954,11 +3007,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for DiscoverResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3089,6 +3144,7 @@ pub enum DiscoverResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for DiscoverResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -3098,6 +3154,7 @@ impl ::std::fmt::Display for DiscoverResultCacheScope {
 }
 impl ::std::str::FromStr for DiscoverResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -3108,12 +3165,14 @@ impl ::std::str::FromStr for DiscoverResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for DiscoverResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for DiscoverResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -3235,11 +3294,13 @@ pub struct ElicitRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3421,11 +3482,13 @@ pub enum ElicitRequestParams {
     UrlParams(ElicitRequestUrlParams),
 }
 impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestFormParams) -> Self {
         Self::FormParams(value)
     }
 }
 impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestUrlParams) -> Self {
         Self::UrlParams(value)
     }
@@ -3601,11 +3664,13 @@ Omitted for out-of-band mode responses.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3775,11 +3840,13 @@ pub enum EmbeddedResourceResource {
     BlobResourceContents(BlobResourceContents),
 }
 impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+    #[inline]
     fn from(value: TextResourceContents) -> Self {
         Self::TextResourceContents(value)
     }
 }
 impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+    #[inline]
     fn from(value: BlobResourceContents) -> Self {
         Self::BlobResourceContents(value)
     }
@@ -3870,11 +3937,13 @@ impl ::serde::Serialize for EmbeddedResourceResource {
 pub struct EmptyResult(pub BaseResult);
 impl ::std::ops::Deref for EmptyResult {
     type Target = BaseResult;
+    #[inline]
     fn deref(&self) -> &BaseResult {
         &self.0
     }
 }
 impl ::std::convert::From<BaseResult> for EmptyResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self(value)
     }
@@ -3915,11 +3984,13 @@ pub struct GetPromptRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4139,11 +4210,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4301,11 +4374,13 @@ pub enum GetPromptResultResponseResult {
     InputRequiredResult(InputRequiredResult),
 }
 impl ::std::convert::From<GetPromptResult> for GetPromptResultResponseResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<InputRequiredResult> for GetPromptResultResponseResult {
+    #[inline]
     fn from(value: InputRequiredResult) -> Self {
         Self::InputRequiredResult(value)
     }
@@ -4563,17 +4638,20 @@ impl<'de> ::serde::Deserialize<'de> for HeaderMismatchErrorError {
 pub struct HeaderMismatchErrorErrorCode(i64);
 impl ::std::ops::Deref for HeaderMismatchErrorErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<HeaderMismatchErrorErrorCode> for i64 {
+    #[inline]
     fn from(value: HeaderMismatchErrorErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for HeaderMismatchErrorErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32020_i64].contains(&value) {
             Err("invalid value".into())
@@ -4724,16 +4802,19 @@ pub enum InputRequest {
     ElicitRequest(ElicitRequest),
 }
 impl ::std::convert::From<CreateMessageRequest> for InputRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for InputRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
 }
 impl ::std::convert::From<ElicitRequest> for InputRequest {
+    #[inline]
     fn from(value: ElicitRequest) -> Self {
         Self::ElicitRequest(value)
     }
@@ -4815,6 +4896,7 @@ pub struct InputRequests(
 );
 impl ::std::ops::Deref for InputRequests {
     type Target = ::std::collections::BTreeMap<::std::string::String, InputRequest>;
+    #[inline]
     fn deref(
         &self,
     ) -> &::std::collections::BTreeMap<::std::string::String, InputRequest> {
@@ -4823,6 +4905,7 @@ impl ::std::ops::Deref for InputRequests {
 }
 impl ::std::convert::From<InputRequests>
 for ::std::collections::BTreeMap<::std::string::String, InputRequest> {
+    #[inline]
     fn from(value: InputRequests) -> Self {
         value.0
     }
@@ -4830,6 +4913,7 @@ for ::std::collections::BTreeMap<::std::string::String, InputRequest> {
 impl ::std::convert::From<
     ::std::collections::BTreeMap<::std::string::String, InputRequest>,
 > for InputRequests {
+    #[inline]
     fn from(
         value: ::std::collections::BTreeMap<::std::string::String, InputRequest>,
     ) -> Self {
@@ -4881,11 +4965,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InputRequiredResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4969,16 +5055,19 @@ pub enum InputResponse {
     ElicitResult(ElicitResult),
 }
 impl ::std::convert::From<CreateMessageResult> for InputResponse {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for InputResponse {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<ElicitResult> for InputResponse {
+    #[inline]
     fn from(value: ElicitResult) -> Self {
         Self::ElicitResult(value)
     }
@@ -5187,6 +5276,7 @@ pub struct InputResponses(
 );
 impl ::std::ops::Deref for InputResponses {
     type Target = ::std::collections::BTreeMap<::std::string::String, InputResponse>;
+    #[inline]
     fn deref(
         &self,
     ) -> &::std::collections::BTreeMap<::std::string::String, InputResponse> {
@@ -5195,6 +5285,7 @@ impl ::std::ops::Deref for InputResponses {
 }
 impl ::std::convert::From<InputResponses>
 for ::std::collections::BTreeMap<::std::string::String, InputResponse> {
+    #[inline]
     fn from(value: InputResponses) -> Self {
         value.0
     }
@@ -5202,6 +5293,7 @@ for ::std::collections::BTreeMap<::std::string::String, InputResponse> {
 impl ::std::convert::From<
     ::std::collections::BTreeMap<::std::string::String, InputResponse>,
 > for InputResponses {
+    #[inline]
     fn from(
         value: ::std::collections::BTreeMap<::std::string::String, InputResponse>,
     ) -> Self {
@@ -5321,17 +5413,20 @@ impl<'de> ::serde::Deserialize<'de> for InternalError {
 pub struct InternalErrorCode(i64);
 impl ::std::ops::Deref for InternalErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<InternalErrorCode> for i64 {
+    #[inline]
     fn from(value: InternalErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for InternalErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32603_i64].contains(&value) {
             Err("invalid value".into())
@@ -5462,17 +5557,20 @@ impl<'de> ::serde::Deserialize<'de> for InvalidParamsError {
 pub struct InvalidParamsErrorCode(i64);
 impl ::std::ops::Deref for InvalidParamsErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<InvalidParamsErrorCode> for i64 {
+    #[inline]
     fn from(value: InvalidParamsErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for InvalidParamsErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32602_i64].contains(&value) {
             Err("invalid value".into())
@@ -5594,17 +5692,20 @@ impl<'de> ::serde::Deserialize<'de> for InvalidRequestError {
 pub struct InvalidRequestErrorCode(i64);
 impl ::std::ops::Deref for InvalidRequestErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<InvalidRequestErrorCode> for i64 {
+    #[inline]
     fn from(value: InvalidRequestErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for InvalidRequestErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32600_i64].contains(&value) {
             Err("invalid value".into())
@@ -5643,16 +5744,19 @@ impl crate::support::FromValue for InvalidRequestErrorCode {
 pub struct JsonArray(pub ::std::vec::Vec<::serde_json::Value>);
 impl ::std::ops::Deref for JsonArray {
     type Target = ::std::vec::Vec<::serde_json::Value>;
+    #[inline]
     fn deref(&self) -> &::std::vec::Vec<::serde_json::Value> {
         &self.0
     }
 }
 impl ::std::convert::From<JsonArray> for ::std::vec::Vec<::serde_json::Value> {
+    #[inline]
     fn from(value: JsonArray) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::std::vec::Vec<::serde_json::Value>> for JsonArray {
+    #[inline]
     fn from(value: ::std::vec::Vec<::serde_json::Value>) -> Self {
         Self(value)
     }
@@ -5692,21 +5796,25 @@ pub enum JsonrpcMessage {
     ErrorResponse(JsonrpcErrorResponse),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
 }
 impl ::std::convert::From<JsonrpcResultResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcResultResponse) -> Self {
         Self::ResultResponse(value)
     }
 }
 impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcErrorResponse) -> Self {
         Self::ErrorResponse(value)
     }
@@ -5832,11 +5940,13 @@ pub enum JsonrpcResponse {
     ErrorResponse(JsonrpcErrorResponse),
 }
 impl ::std::convert::From<JsonrpcResultResponse> for JsonrpcResponse {
+    #[inline]
     fn from(value: JsonrpcResultResponse) -> Self {
         Self::ResultResponse(value)
     }
 }
 impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcResponse {
+    #[inline]
     fn from(value: JsonrpcErrorResponse) -> Self {
         Self::ErrorResponse(value)
     }
@@ -6008,11 +6118,13 @@ pub struct ListPromptsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6123,11 +6235,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6239,6 +6353,7 @@ pub enum ListPromptsResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ListPromptsResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -6248,6 +6363,7 @@ impl ::std::fmt::Display for ListPromptsResultCacheScope {
 }
 impl ::std::str::FromStr for ListPromptsResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -6258,12 +6374,14 @@ impl ::std::str::FromStr for ListPromptsResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ListPromptsResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListPromptsResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -6388,11 +6506,13 @@ pub struct ListResourceTemplatesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6503,11 +6623,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6628,6 +6750,7 @@ pub enum ListResourceTemplatesResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ListResourceTemplatesResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -6637,6 +6760,7 @@ impl ::std::fmt::Display for ListResourceTemplatesResultCacheScope {
 }
 impl ::std::str::FromStr for ListResourceTemplatesResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -6647,6 +6771,7 @@ impl ::std::str::FromStr for ListResourceTemplatesResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ListResourceTemplatesResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
@@ -6654,6 +6779,7 @@ impl ::std::convert::TryFrom<&str> for ListResourceTemplatesResultCacheScope {
 impl ::std::convert::TryFrom<::std::string::String>
 for ListResourceTemplatesResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -6783,11 +6909,13 @@ pub struct ListResourcesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6898,11 +7026,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7016,6 +7146,7 @@ pub enum ListResourcesResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ListResourcesResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -7025,6 +7156,7 @@ impl ::std::fmt::Display for ListResourcesResultCacheScope {
 }
 impl ::std::str::FromStr for ListResourcesResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -7035,12 +7167,14 @@ impl ::std::str::FromStr for ListResourcesResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ListResourcesResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListResourcesResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7169,11 +7303,13 @@ pub struct ListRootsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7330,11 +7466,13 @@ pub struct ListRootsResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7394,11 +7532,13 @@ pub struct ListToolsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7509,11 +7649,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7625,6 +7767,7 @@ pub enum ListToolsResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ListToolsResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -7634,6 +7777,7 @@ impl ::std::fmt::Display for ListToolsResultCacheScope {
 }
 impl ::std::str::FromStr for ListToolsResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -7644,12 +7788,14 @@ impl ::std::str::FromStr for ListToolsResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ListToolsResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListToolsResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7772,11 +7918,13 @@ pub struct LoggingMessageNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for LoggingMessageNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7960,18 +8108,21 @@ Valid keys have two segments:
 pub struct MetaObject(pub ::serde_json::Map<::std::string::String, ::serde_json::Value>);
 impl ::std::ops::Deref for MetaObject {
     type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+    #[inline]
     fn deref(&self) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.0
     }
 }
 impl ::std::convert::From<MetaObject>
 for ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+    #[inline]
     fn from(value: MetaObject) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::serde_json::Map<::std::string::String, ::serde_json::Value>>
 for MetaObject {
+    #[inline]
     fn from(
         value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     ) -> Self {
@@ -8095,17 +8246,20 @@ impl<'de> ::serde::Deserialize<'de> for MethodNotFoundError {
 pub struct MethodNotFoundErrorCode(i64);
 impl ::std::ops::Deref for MethodNotFoundErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<MethodNotFoundErrorCode> for i64 {
+    #[inline]
     fn from(value: MethodNotFoundErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for MethodNotFoundErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32601_i64].contains(&value) {
             Err("invalid value".into())
@@ -8312,17 +8466,20 @@ impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityErrorErro
 pub struct MissingRequiredClientCapabilityErrorErrorCode(i64);
 impl ::std::ops::Deref for MissingRequiredClientCapabilityErrorErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<MissingRequiredClientCapabilityErrorErrorCode> for i64 {
+    #[inline]
     fn from(value: MissingRequiredClientCapabilityErrorErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for MissingRequiredClientCapabilityErrorErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32021_i64].contains(&value) {
             Err("invalid value".into())
@@ -8738,11 +8895,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PaginatedResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8900,17 +9059,20 @@ impl<'de> ::serde::Deserialize<'de> for ParseError {
 pub struct ParseErrorCode(i64);
 impl ::std::ops::Deref for ParseErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<ParseErrorCode> for i64 {
+    #[inline]
     fn from(value: ParseErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for ParseErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32700_i64].contains(&value) {
             Err("invalid value".into())
@@ -8953,11 +9115,13 @@ pub struct ProgressNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ProgressNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9299,11 +9463,13 @@ pub struct PromptListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PromptListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9447,11 +9613,13 @@ pub struct ReadResourceRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9668,11 +9836,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9772,6 +9942,7 @@ pub enum ReadResourceResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ReadResourceResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -9781,6 +9952,7 @@ impl ::std::fmt::Display for ReadResourceResultCacheScope {
 }
 impl ::std::str::FromStr for ReadResourceResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -9791,12 +9963,14 @@ impl ::std::str::FromStr for ReadResourceResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ReadResourceResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ReadResourceResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -9841,11 +10015,13 @@ pub enum ReadResourceResultContentsItem {
     BlobResourceContents(BlobResourceContents),
 }
 impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+    #[inline]
     fn from(value: TextResourceContents) -> Self {
         Self::TextResourceContents(value)
     }
 }
 impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+    #[inline]
     fn from(value: BlobResourceContents) -> Self {
         Self::BlobResourceContents(value)
     }
@@ -10015,11 +10191,13 @@ pub enum ReadResourceResultResponseResult {
     InputRequiredResult(InputRequiredResult),
 }
 impl ::std::convert::From<ReadResourceResult> for ReadResourceResultResponseResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<InputRequiredResult> for ReadResourceResultResponseResult {
+    #[inline]
     fn from(value: InputRequiredResult) -> Self {
         Self::InputRequiredResult(value)
     }
@@ -10883,11 +11061,13 @@ pub struct ResourceListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11235,11 +11415,13 @@ pub struct ResourceUpdatedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11463,27 +11645,32 @@ input_required - the request requires additional input and the result contains a
 pub struct ResultType(pub ::std::string::String);
 impl ::std::ops::Deref for ResultType {
     type Target = ::std::string::String;
+    #[inline]
     fn deref(&self) -> &::std::string::String {
         &self.0
     }
 }
 impl ::std::convert::From<ResultType> for ::std::string::String {
+    #[inline]
     fn from(value: ResultType) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::std::string::String> for ResultType {
+    #[inline]
     fn from(value: ::std::string::String) -> Self {
         Self(value)
     }
 }
 impl ::std::fmt::Display for ResultType {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         self.0.fmt(f)
     }
 }
 impl ::std::str::FromStr for ResultType {
     type Err = ::std::convert::Infallible;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
         Ok(Self(value.to_string()))
     }
@@ -11692,32 +11879,38 @@ pub enum SamplingMessageContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for SamplingMessageContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -11818,26 +12011,31 @@ pub enum SamplingMessageContentBlock {
     ToolResultContent(ToolResultContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
@@ -12141,41 +12339,49 @@ pub enum ServerNotification {
     LoggingMessageNotification(LoggingMessageNotification),
 }
 impl ::std::convert::From<CancelledNotification> for ServerNotification {
+    #[inline]
     fn from(value: CancelledNotification) -> Self {
         Self::CancelledNotification(value)
     }
 }
 impl ::std::convert::From<ProgressNotification> for ServerNotification {
+    #[inline]
     fn from(value: ProgressNotification) -> Self {
         Self::ProgressNotification(value)
     }
 }
 impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceListChangedNotification) -> Self {
         Self::ResourceListChangedNotification(value)
     }
 }
 impl ::std::convert::From<SubscriptionsAcknowledgedNotification> for ServerNotification {
+    #[inline]
     fn from(value: SubscriptionsAcknowledgedNotification) -> Self {
         Self::SubscriptionsAcknowledgedNotification(value)
     }
 }
 impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceUpdatedNotification) -> Self {
         Self::ResourceUpdatedNotification(value)
     }
 }
 impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: PromptListChangedNotification) -> Self {
         Self::PromptListChangedNotification(value)
     }
 }
 impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ToolListChangedNotification) -> Self {
         Self::ToolListChangedNotification(value)
     }
 }
 impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+    #[inline]
     fn from(value: LoggingMessageNotification) -> Self {
         Self::LoggingMessageNotification(value)
     }
@@ -12335,61 +12541,73 @@ pub enum ServerResult {
     SubscriptionsListenResult(SubscriptionsListenResult),
 }
 impl ::std::convert::From<DiscoverResult> for ServerResult {
+    #[inline]
     fn from(value: DiscoverResult) -> Self {
         Self::DiscoverResult(value)
     }
 }
 impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourcesResult) -> Self {
         Self::ListResourcesResult(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourceTemplatesResult) -> Self {
         Self::ListResourceTemplatesResult(value)
     }
 }
 impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    #[inline]
     fn from(value: ListPromptsResult) -> Self {
         Self::ListPromptsResult(value)
     }
 }
 impl ::std::convert::From<GetPromptResult> for ServerResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<ListToolsResult> for ServerResult {
+    #[inline]
     fn from(value: ListToolsResult) -> Self {
         Self::ListToolsResult(value)
     }
 }
 impl ::std::convert::From<CallToolResult> for ServerResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<CompleteResult> for ServerResult {
+    #[inline]
     fn from(value: CompleteResult) -> Self {
         Self::CompleteResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ServerResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl ::std::convert::From<InputRequiredResult> for ServerResult {
+    #[inline]
     fn from(value: InputRequiredResult) -> Self {
         Self::InputRequiredResult(value)
     }
 }
 impl ::std::convert::From<SubscriptionsListenResult> for ServerResult {
+    #[inline]
     fn from(value: SubscriptionsListenResult) -> Self {
         Self::SubscriptionsListenResult(value)
     }
@@ -12850,11 +13068,13 @@ pub struct SubscriptionsAcknowledgedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscriptionsAcknowledgedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13049,11 +13269,13 @@ pub struct SubscriptionsListenRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscriptionsListenRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13259,11 +13481,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscriptionsListenResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13935,11 +14159,13 @@ pub struct ToolInputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolInputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -14008,11 +14234,13 @@ pub struct ToolListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -14089,11 +14317,13 @@ pub struct ToolOutputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -14579,17 +14809,20 @@ impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionErrorError {
 pub struct UnsupportedProtocolVersionErrorErrorCode(i64);
 impl ::std::ops::Deref for UnsupportedProtocolVersionErrorErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<UnsupportedProtocolVersionErrorErrorCode> for i64 {
+    #[inline]
     fn from(value: UnsupportedProtocolVersionErrorErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for UnsupportedProtocolVersionErrorErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32022_i64].contains(&value) {
             Err("invalid value".into())
