@@ -340,7 +340,9 @@ fn inline_union_decoder(item: &mut syn::Item, envelopes: &std::collections::BTre
         .as_ref()
         .and_then(|(_, path, _)| path.segments.last())
         .is_some_and(|s| s.ident == "FromValue");
-    let syn::Type::Path(ty) = &*imp.self_ty else { return };
+    let syn::Type::Path(ty) = &*imp.self_ty else {
+        return;
+    };
     let named = ty
         .path
         .get_ident()
