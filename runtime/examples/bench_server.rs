@@ -64,6 +64,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// answers in one write.
 fn null_stdio() -> std::io::Result<()> {
     use std::io::{Read, Write};
+    // The pipe size `serve_stdio` asks for (`Limits::stdout_pipe_bytes`), so that the two
+    // are read against the same pipe.
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::pipe::fcntl_setpipe_size(std::io::stdout(), 1 << 20) {
+        eprintln!("null: stdout pipe left as it was: {e}");
+    }
     let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
     let mut buffer = vec![0u8; 64 * 1024];
     let (mut filled, mut out) = (0usize, Vec::with_capacity(64 * 1024));

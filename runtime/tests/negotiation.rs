@@ -130,7 +130,7 @@ fn modern_negotiation_for_every_pair() {
                 (Some(_), Some(v)) => {
                     let meta = got.expect("served");
                     assert_eq!(meta.version, v);
-                    assert_eq!(meta.client_capabilities, json!({"sampling": {}}));
+                    assert_eq!(*meta.client_capabilities, json!({"sampling": {}}));
                 }
                 (Some(req), None) => {
                     let err = got.expect_err("unsupported");
@@ -184,7 +184,10 @@ fn modern_request_metadata_is_required() {
     let params = json!({"_meta": {version_key: "2026-07-28", caps_key: {}, "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}, "io.modelcontextprotocol/logLevel": "info"}});
     let meta = negotiate_modern(Some(&params), VersionSet::ALL).expect("ok");
     assert_eq!(meta.log_level.as_deref(), Some("info"));
-    assert_eq!(meta.client_info, Some(json!({"name": "c", "version": "1"})));
+    assert_eq!(
+        meta.client_info.as_deref(),
+        Some(&json!({"name": "c", "version": "1"}))
+    );
 }
 
 #[test]

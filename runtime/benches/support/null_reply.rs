@@ -7,6 +7,19 @@
 /// one `initialize` gets (the requested revision echoed, so the drivers' checks pass).
 const NULL_RESULT: &[u8] = br#"{"content":[{"type":"text","text":"It will be sunny."}]}"#;
 
+/// The result of a `resources/read`: the benches' 64 KiB text resource (`mem://big`, the
+/// text of `rmcp_server::big_text`), so that the limit of that row moves the same bytes.
+fn big_read_result() -> &'static [u8] {
+    static RESULT: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    RESULT.get_or_init(|| {
+        let mut result =
+            br#"{"contents":[{"uri":"mem://big","mimeType":"text/plain","text":""#.to_vec();
+        result.resize(result.len() + 64 * 1024, b'x');
+        result.extend_from_slice(br#""}]}"#);
+        result
+    })
+}
+
 /// The reply to one request line, or nothing for a notification: `id` and, for
 /// `initialize`, the requested revision, found by searching the bytes (no parse).
 pub(crate) fn null_reply(line: &[u8], out: &mut Vec<u8>) {
@@ -31,6 +44,7 @@ pub(crate) fn null_reply(line: &[u8], out: &mut Vec<u8>) {
                 b"\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"null\",\"version\":\"1\"}}",
             );
         }
+        _ if find(b"\"resources/read\"").is_some() => out.extend_from_slice(big_read_result()),
         _ => out.extend_from_slice(NULL_RESULT),
     }
     out.push(b'}');

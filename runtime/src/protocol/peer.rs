@@ -13,7 +13,7 @@ use crate::wire::{self, Outgoing, RequestId};
 #[derive(Clone, Debug)]
 pub(crate) struct Peer {
     pub(crate) version: ProtocolVersion,
-    pub(crate) client_capabilities: Value,
+    pub(crate) client_capabilities: std::sync::Arc<Value>,
     pub(crate) out: mpsc::Sender<Outgoing>,
     pub(crate) cancel: CancellationToken,
 }

@@ -2,6 +2,7 @@
 //! revisions and their behaviour table are generated). No other module compares version strings.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -123,10 +124,12 @@ pub fn negotiate_initialize(
 pub struct ModernRequestMeta {
     /// The revision the request is served at.
     pub version: ProtocolVersion,
-    /// The client's capabilities (an object).
-    pub client_capabilities: Value,
+    /// The client's capabilities (an object). Shared: every request that sends the same
+    /// `_meta` gets these (see `wire::RequestMeta::derived`), and each request's context
+    /// holds them.
+    pub client_capabilities: Arc<Value>,
     /// The client's identity, if given.
-    pub client_info: Option<Value>,
+    pub client_info: Option<Arc<Value>>,
     /// The requested minimum log level, if given.
     pub log_level: Option<String>,
 }
@@ -196,8 +199,8 @@ pub fn negotiate_modern_meta(
         .ok_or_else(|| unsupported_version(requested, supported))?;
     Ok(ModernRequestMeta {
         version,
-        client_capabilities: caps.clone(),
-        client_info: client_info.cloned(),
+        client_capabilities: Arc::new(caps.clone()),
+        client_info: client_info.cloned().map(Arc::new),
         log_level: log_level.and_then(Value::as_str).map(str::to_owned),
     })
 }

@@ -79,6 +79,50 @@ const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 /// declines, are a data error: the general path takes the frame.
 struct Params;
 
+/// A member's key: `_meta` is recognised as the key is read, so it is never allocated.
+enum MemberKey {
+    Meta,
+    Other(String),
+}
+
+impl MemberKey {
+    fn of(key: &str) -> MemberKey {
+        if key == "_meta" {
+            MemberKey::Meta
+        } else {
+            MemberKey::Other(key.to_owned())
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MemberKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(MemberKeyVisitor)
+    }
+}
+
+struct MemberKeyVisitor;
+
+impl Visitor<'_> for MemberKeyVisitor {
+    type Value = MemberKey;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member's key")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(MemberKey::of(key))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Self::Value, E> {
+        Ok(if key == "_meta" {
+            MemberKey::Meta
+        } else {
+            MemberKey::Other(key)
+        })
+    }
+}
+
 impl<'de> DeserializeSeed<'de> for Params {
     type Value = (Value, Option<RequestMeta>);
 
@@ -100,19 +144,22 @@ impl<'de> Visitor<'de> for Params {
         // other members when first seen, the last value).
         let mut members = serde_json::Map::new();
         let mut meta: Option<RequestMeta> = None;
-        while let Some(key) = map.next_key::<String>()? {
-            if key == RAW_VALUE_TOKEN {
-                return Err(A::Error::custom("a raw value token"));
-            }
-            if key == "_meta" {
-                let text: &'de RawValue = map.next_value()?;
-                let shared = super::meta_cache::value_of(text.get())
-                    .ok_or_else(|| A::Error::custom("a _meta left to the general path"))?;
-                let at = meta.as_ref().map_or(members.len(), RequestMeta::place);
-                meta = Some(RequestMeta::shared(shared, at));
-            } else {
-                let value = map.next_value()?;
-                members.insert(key, value);
+        while let Some(key) = map.next_key::<MemberKey>()? {
+            match key {
+                MemberKey::Meta => {
+                    let text: &'de RawValue = map.next_value()?;
+                    let shared = super::meta_cache::value_of(text.get())
+                        .ok_or_else(|| A::Error::custom("a _meta left to the general path"))?;
+                    let at = meta.as_ref().map_or(members.len(), RequestMeta::place);
+                    meta = Some(RequestMeta::shared(shared, at));
+                }
+                MemberKey::Other(key) if key == RAW_VALUE_TOKEN => {
+                    return Err(A::Error::custom("a raw value token"));
+                }
+                MemberKey::Other(key) => {
+                    let value = map.next_value()?;
+                    members.insert(key, value);
+                }
             }
         }
         Ok((Value::Object(members), meta))
@@ -132,7 +179,13 @@ impl<'de> Visitor<'de> for Params {
 /// as [`super::parse_message`] would say.
 #[allow(clippy::result_large_err)]
 pub(super) fn parse(bytes: &[u8]) -> Result<Option<Result<Message, Invalid>>, serde_json::Error> {
-    let envelope: Envelope<'_> = match serde_json::from_slice(bytes) {
+    // Checked as UTF-8 once, whole (word-wide for ASCII), then parsed as text: from bytes,
+    // serde_json checks every string it reads on its own, and the raw `_meta` again,
+    // several times the cost. Invalid UTF-8 takes the general path, for its error.
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Ok(None);
+    };
+    let envelope: Envelope<'_> = match serde_json::from_str(text) {
         Ok(e) => e,
         Err(e) if e.is_data() => return Ok(None),
         Err(e) => return Err(e),

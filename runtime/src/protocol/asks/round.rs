@@ -26,10 +26,9 @@ pub(crate) struct Round {
     version: ProtocolVersion,
     /// Answers known this round: from the verified state and from `inputResponses`.
     answers: BTreeMap<String, Value>,
-    /// Answers used by the handler so far (carried to the next round's state).
-    used: Mutex<BTreeMap<String, Value>>,
-    /// What the handler asked and has no answer for.
-    needed: Mutex<BTreeMap<String, Value>>,
+    /// What the handler asked so far; `None` until its first ask (most handlers never
+    /// ask, and an empty map still costs its drop on every call).
+    asked: Mutex<Option<Asked>>,
     counter: AtomicUsize,
     /// What the signed state is bound to: computed only when a state is verified or
     /// signed — most calls never ask, and hashing their arguments would be wasted.
@@ -106,6 +105,15 @@ impl Binding {
     }
 }
 
+/// What a round's handler asked.
+#[derive(Debug, Default)]
+struct Asked {
+    /// Answers used by the handler so far (carried to the next round's state).
+    used: BTreeMap<String, Value>,
+    /// What the handler asked and has no answer for.
+    needed: BTreeMap<String, Value>,
+}
+
 impl Round {
     /// Reads a retry's `inputResponses` and `requestState`. A state that does not verify,
     /// or that belongs to another request, is `-32602`.
@@ -122,14 +130,23 @@ impl Round {
             digest: std::sync::OnceLock::new(),
         };
         let mut answers = BTreeMap::new();
-        if let Some(state) = crate::wire::member(params, "requestState") {
+        // Both members found in one pass over the params (a first call has neither).
+        let (mut state, mut responses) = (None, None);
+        for (key, value) in params.and_then(Value::as_object).into_iter().flatten() {
+            match key.as_str() {
+                "requestState" => state = Some(value),
+                "inputResponses" => responses = Some(value),
+                _ => {}
+            }
+        }
+        if let Some(state) = state {
             let state = state
                 .as_str()
                 .ok_or_else(|| RpcError::invalid_params("requestState must be a string"))?;
             let (target, arguments) = binding_parts(method, params);
             answers = verify_state(keys, state, binding.digest_of(target, arguments))?;
         }
-        if let Some(Value::Object(responses)) = crate::wire::member(params, "inputResponses") {
+        if let Some(Value::Object(responses)) = responses {
             for (k, v) in responses {
                 answers.insert(k.clone(), v.clone());
             }
@@ -137,8 +154,7 @@ impl Round {
         Ok(Round {
             version,
             answers,
-            used: Mutex::new(BTreeMap::new()),
-            needed: Mutex::new(BTreeMap::new()),
+            asked: Mutex::new(None),
             counter: AtomicUsize::new(0),
             binding,
             keys: Arc::clone(keys),
@@ -158,15 +174,21 @@ impl Round {
                         )),
                     )
                 })?;
-                lock(&self.used).insert(key.to_owned(), answer.clone());
+                lock(&self.asked)
+                    .get_or_insert_with(Asked::default)
+                    .used
+                    .insert(key.to_owned(), answer.clone());
                 Ok(Some(answer.clone()))
             }
             None => {
                 let params = ask.request_params(self.version)?;
-                lock(&self.needed).insert(
-                    key.to_owned(),
-                    json!({"method": ask.method(), "params": params}),
-                );
+                lock(&self.asked)
+                    .get_or_insert_with(Asked::default)
+                    .needed
+                    .insert(
+                        key.to_owned(),
+                        json!({"method": ask.method(), "params": params}),
+                    );
                 Ok(None)
             }
         }
@@ -197,17 +219,21 @@ impl Round {
         target: &Value,
         arguments: &Value,
     ) -> Option<(Value, String)> {
-        let needed = lock(&self.needed);
-        if needed.is_empty() {
-            return None;
-        }
-        let requests = Value::Object(needed.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+        let asked = lock(&self.asked);
+        let asked = asked.as_ref().filter(|a| !a.needed.is_empty())?;
+        let requests = Value::Object(
+            asked
+                .needed
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        );
         Some((
             requests,
             sign_state(
                 &self.keys,
                 self.binding.digest_of(target, arguments),
-                &lock(&self.used),
+                &asked.used,
             ),
         ))
     }

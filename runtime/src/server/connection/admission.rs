@@ -296,11 +296,13 @@ impl Connection {
             )
         })?;
         let mut state = lock(&self.state);
-        state.client_capabilities = params
-            .and_then(|p| p.get("capabilities"))
-            .filter(|c| c.is_object())
-            .cloned()
-            .unwrap_or_else(|| json!({}));
+        state.client_capabilities = Arc::new(
+            params
+                .and_then(|p| p.get("capabilities"))
+                .filter(|c| c.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        );
         state.lifecycle = Lifecycle::Initialized(v);
         Ok(result)
     }

@@ -35,7 +35,7 @@ use crate::wire::{
 
 struct State {
     lifecycle: Lifecycle,
-    client_capabilities: Value,
+    client_capabilities: Arc<Value>,
     subscriptions: BTreeSet<String>,
 }
 
@@ -109,7 +109,7 @@ impl Connection {
             out,
             state: Mutex::new(State {
                 lifecycle: Lifecycle::New,
-                client_capabilities: json!({}),
+                client_capabilities: Arc::new(json!({})),
                 subscriptions: BTreeSet::new(),
             }),
             in_flight: Mutex::new(HashMap::new()),

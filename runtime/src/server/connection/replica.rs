@@ -36,7 +36,7 @@ impl Connection {
         let state = lock(&self.state);
         Snapshot {
             lifecycle: state.lifecycle,
-            client_capabilities: state.client_capabilities.clone(),
+            client_capabilities: Value::clone(&state.client_capabilities),
             log_level: self.log_level.get(),
             subscriptions: state.subscriptions.clone(),
         }
@@ -48,7 +48,7 @@ impl Connection {
         let before = {
             let mut state = lock(&self.state);
             state.lifecycle = snapshot.lifecycle;
-            state.client_capabilities = snapshot.client_capabilities;
+            state.client_capabilities = Arc::new(snapshot.client_capabilities);
             std::mem::replace(&mut state.subscriptions, snapshot.subscriptions.clone())
         };
         if let Some(level) = snapshot.log_level {
