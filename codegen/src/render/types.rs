@@ -359,7 +359,7 @@ fn inline_union_decoder(item: &mut syn::Item, envelopes: &std::collections::BTre
 
 /// Marks the `FromValue::from_value` in `tokens` `#[inline]`, so that it is compiled (in a
 /// debug build too) only in the crates that call it. A server decodes a message's params
-/// and result by method, never a whole envelope: a third of the crate's machine code was
+/// and result by method, never a whole envelope: a quarter of the crate's machine code was
 /// envelope decoders no server calls (build time, BENCHMARKS.md §4.1).
 fn inline_decoder(tokens: TokenStream) -> TokenStream {
     let text = tokens.to_string();
