@@ -10,11 +10,12 @@ pub mod v2024_11_05__v2025_03_26 {
         ReadResourceRequest, SetLevelRequest, SubscribeRequest, UnsubscribeRequest,
     };
     use super::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25::{
-        ClientCapabilitiesRoots, InitializeRequestMethod, PingRequestMethod,
+        ClientCapabilitiesRoots, InitializeRequestMethod, ListRootsRequestMethod,
+        PingRequestMethod,
     };
     use super::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
         CompleteRequestMethod, CompleteRequestParamsArgument, JsonrpcVersion,
-        ListRootsRequestMethod, ProgressToken, PromptReferenceType, RequestId,
+        ProgressToken, PromptReferenceType, RequestId,
     };
     ///`BlobResourceContents`
     #[derive(Clone, Debug, PartialEq)]
@@ -222,71 +223,85 @@ pub mod v2024_11_05__v2025_03_26 {
         CompleteRequest(CompleteRequest),
     }
     impl ::std::convert::From<InitializeRequest> for ClientRequest {
+        #[inline]
         fn from(value: InitializeRequest) -> Self {
             Self::InitializeRequest(value)
         }
     }
     impl ::std::convert::From<PingRequest> for ClientRequest {
+        #[inline]
         fn from(value: PingRequest) -> Self {
             Self::PingRequest(value)
         }
     }
     impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+        #[inline]
         fn from(value: ListResourcesRequest) -> Self {
             Self::ListResourcesRequest(value)
         }
     }
     impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+        #[inline]
         fn from(value: ListResourceTemplatesRequest) -> Self {
             Self::ListResourceTemplatesRequest(value)
         }
     }
     impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+        #[inline]
         fn from(value: ReadResourceRequest) -> Self {
             Self::ReadResourceRequest(value)
         }
     }
     impl ::std::convert::From<SubscribeRequest> for ClientRequest {
+        #[inline]
         fn from(value: SubscribeRequest) -> Self {
             Self::SubscribeRequest(value)
         }
     }
     impl ::std::convert::From<UnsubscribeRequest> for ClientRequest {
+        #[inline]
         fn from(value: UnsubscribeRequest) -> Self {
             Self::UnsubscribeRequest(value)
         }
     }
     impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+        #[inline]
         fn from(value: ListPromptsRequest) -> Self {
             Self::ListPromptsRequest(value)
         }
     }
     impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+        #[inline]
         fn from(value: GetPromptRequest) -> Self {
             Self::GetPromptRequest(value)
         }
     }
     impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+        #[inline]
         fn from(value: ListToolsRequest) -> Self {
             Self::ListToolsRequest(value)
         }
     }
     impl ::std::convert::From<CallToolRequest> for ClientRequest {
+        #[inline]
         fn from(value: CallToolRequest) -> Self {
             Self::CallToolRequest(value)
         }
     }
     impl ::std::convert::From<SetLevelRequest> for ClientRequest {
+        #[inline]
         fn from(value: SetLevelRequest) -> Self {
             Self::SetLevelRequest(value)
         }
     }
     impl ::std::convert::From<CompleteRequest> for ClientRequest {
+        #[inline]
         fn from(value: CompleteRequest) -> Self {
             Self::CompleteRequest(value)
         }
     }
     impl crate::support::FromValue for ClientRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -489,11 +504,13 @@ pub mod v2024_11_05__v2025_03_26 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CompleteRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -516,6 +533,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for CompleteRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -632,11 +650,13 @@ pub mod v2024_11_05__v2025_03_26 {
         ResourceReference(ResourceReference),
     }
     impl ::std::convert::From<PromptReference> for CompleteRequestParamsRef {
+        #[inline]
         fn from(value: PromptReference) -> Self {
             Self::PromptReference(value)
         }
     }
     impl ::std::convert::From<ResourceReference> for CompleteRequestParamsRef {
+        #[inline]
         fn from(value: ResourceReference) -> Self {
             Self::ResourceReference(value)
         }
@@ -706,11 +726,13 @@ pub mod v2024_11_05__v2025_03_26 {
         BlobResourceContents(BlobResourceContents),
     }
     impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+        #[inline]
         fn from(value: TextResourceContents) -> Self {
             Self::TextResourceContents(value)
         }
     }
     impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+        #[inline]
         fn from(value: BlobResourceContents) -> Self {
             Self::BlobResourceContents(value)
         }
@@ -875,11 +897,13 @@ pub mod v2024_11_05__v2025_03_26 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for InitializeRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -902,6 +926,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for InitializeRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1076,6 +1101,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for JsonrpcRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1130,11 +1156,13 @@ pub mod v2024_11_05__v2025_03_26 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for JsonrpcRequestParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1158,6 +1186,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for JsonrpcRequestParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1221,6 +1250,7 @@ pub mod v2024_11_05__v2025_03_26 {
         }
     }
     impl crate::support::FromValue for JsonrpcRequestParamsMeta {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1261,11 +1291,13 @@ If present, there may be more results available.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListPromptsResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1350,11 +1382,13 @@ structure or access specific locations that the client has permission to read fr
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1379,6 +1413,7 @@ structure or access specific locations that the client has permission to read fr
         }
     }
     impl crate::support::FromValue for ListRootsRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1423,11 +1458,13 @@ structure or access specific locations that the client has permission to read fr
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsRequestParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1553,11 +1590,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1629,11 +1668,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PingRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1658,6 +1699,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for PingRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1702,11 +1744,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PingRequestParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2070,11 +2114,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ReadResourceResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2147,11 +2193,13 @@ or file that the server can operate on.*/
         BlobResourceContents(BlobResourceContents),
     }
     impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+        #[inline]
         fn from(value: TextResourceContents) -> Self {
             Self::TextResourceContents(value)
         }
     }
     impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+        #[inline]
         fn from(value: BlobResourceContents) -> Self {
             Self::BlobResourceContents(value)
         }
@@ -2277,6 +2325,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for Request {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2319,11 +2368,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for RequestParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2347,6 +2398,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for RequestParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2408,6 +2460,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for RequestParamsMeta {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2472,6 +2525,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for ResourceContents {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2784,11 +2838,13 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CallToolRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2811,6 +2867,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         }
     }
     impl crate::support::FromValue for CallToolRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2940,11 +2997,13 @@ A client MUST NOT attempt to cancel its `initialize` request.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CancelledNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2967,6 +3026,7 @@ A client MUST NOT attempt to cancel its `initialize` request.*/
         }
     }
     impl crate::support::FromValue for CancelledNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3092,11 +3152,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for GetPromptRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3119,6 +3181,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for GetPromptRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3247,11 +3310,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for InitializedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3276,6 +3341,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for InitializedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3323,11 +3389,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for InitializedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3419,6 +3487,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcError {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3507,6 +3576,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcErrorError {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3590,6 +3660,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3642,11 +3713,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for JsonrpcNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3670,6 +3743,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcNotificationParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3738,6 +3812,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for JsonrpcResponse {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3789,11 +3864,13 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListPromptsRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3818,6 +3895,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
         }
     }
     impl crate::support::FromValue for ListPromptsRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3923,11 +4001,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3952,6 +4032,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ListResourceTemplatesRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4057,11 +4138,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListResourcesRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4086,6 +4169,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ListResourcesRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4191,11 +4275,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListToolsRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4220,6 +4306,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ListToolsRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4325,11 +4412,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for LoggingMessageNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4352,6 +4441,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for LoggingMessageNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4515,6 +4605,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for Notification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4560,11 +4651,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for NotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4588,6 +4681,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for NotificationParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4656,6 +4750,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for PaginatedRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4725,6 +4820,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for PaginatedRequestParams {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4759,11 +4855,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PromptListChangedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4788,6 +4886,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for PromptListChangedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4835,11 +4934,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PromptListChangedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4903,11 +5004,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ReadResourceRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4930,6 +5033,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ReadResourceRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5033,11 +5137,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5062,6 +5168,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ResourceListChangedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5111,11 +5218,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ResourceListChangedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5179,11 +5288,13 @@ If provided, the server should return results starting after this cursor.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5206,6 +5317,7 @@ If provided, the server should return results starting after this cursor.*/
         }
     }
     impl crate::support::FromValue for ResourceUpdatedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5311,11 +5423,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for RootsListChangedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5340,6 +5454,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for RootsListChangedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5387,11 +5502,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for RootsListChangedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5455,11 +5572,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for SetLevelRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5482,6 +5601,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for SetLevelRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5587,11 +5707,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for SubscribeRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5614,6 +5736,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for SubscribeRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5723,11 +5846,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ToolInputSchema {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5807,11 +5932,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ToolListChangedNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5836,6 +5963,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for ToolListChangedNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5883,11 +6011,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ToolListChangedNotificationParams {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5951,11 +6081,13 @@ The server should then request an updated list of roots using the ListRootsReque
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for UnsubscribeRequest {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5978,6 +6110,7 @@ The server should then request an updated list of roots using the ListRootsReque
         }
     }
     impl crate::support::FromValue for UnsubscribeRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6095,16 +6228,19 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl ::std::convert::From<EmptyResult> for BaseResult {
+        #[inline]
         fn from(value: EmptyResult) -> Self {
             value.0
         }
     }
     impl crate::KeepsUnknownKeys for BaseResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6230,11 +6366,13 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CompleteResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6298,16 +6436,51 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
             crate::support::deserialize(deserializer)
         }
     }
+    ///`CreateMessageRequestMethod`
+    ///
+    ///Always `"sampling/createMessage"`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub struct CreateMessageRequestMethod;
+    impl CreateMessageRequestMethod {
+        /// The value on the wire.
+        pub const VALUE: &'static str = "sampling/createMessage";
+    }
+    impl ::serde::Serialize for CreateMessageRequestMethod {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            serializer.serialize_str("sampling/createMessage")
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestMethod {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::expect_const(deserializer, "sampling/createMessage")
+                .map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for CreateMessageRequestMethod {
+        #[inline]
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`EmptyResult`
     #[derive(Clone, Debug, PartialEq)]
     pub struct EmptyResult(pub BaseResult);
     impl ::std::ops::Deref for EmptyResult {
         type Target = BaseResult;
+        #[inline]
         fn deref(&self) -> &BaseResult {
             &self.0
         }
     }
     impl ::std::convert::From<BaseResult> for EmptyResult {
+        #[inline]
         fn from(value: BaseResult) -> Self {
             Self(value)
         }
@@ -6364,6 +6537,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         }
     }
     impl crate::support::FromValue for InitializeRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6396,6 +6570,39 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         }
     }
     impl crate::support::FromValue for InitializedNotificationMethod {
+        #[inline]
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
+    ///`ListRootsRequestMethod`
+    ///
+    ///Always `"roots/list"`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub struct ListRootsRequestMethod;
+    impl ListRootsRequestMethod {
+        /// The value on the wire.
+        pub const VALUE: &'static str = "roots/list";
+    }
+    impl ::serde::Serialize for ListRootsRequestMethod {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            serializer.serialize_str("roots/list")
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListRootsRequestMethod {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::expect_const(deserializer, "roots/list").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ListRootsRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6415,11 +6622,13 @@ If present, there may be more results available.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PaginatedResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6446,6 +6655,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for PaginatedResult {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6507,6 +6717,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for PingRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6542,6 +6753,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for RootsListChangedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6573,6 +6785,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for SetLevelRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6605,6 +6818,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for SubscribeRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6637,6 +6851,7 @@ If present, there may be more results available.*/
         }
     }
     impl crate::support::FromValue for UnsubscribeRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6680,6 +6895,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         }
     }
     impl crate::support::FromValue for CallToolRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6712,6 +6928,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         }
     }
     impl crate::support::FromValue for CancelledNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6744,6 +6961,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         }
     }
     impl crate::support::FromValue for CompleteRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6914,38 +7132,6 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
             crate::support::deserialize(deserializer)
         }
     }
-    ///`CreateMessageRequestMethod`
-    ///
-    ///Always `"sampling/createMessage"`.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub struct CreateMessageRequestMethod;
-    impl CreateMessageRequestMethod {
-        /// The value on the wire.
-        pub const VALUE: &'static str = "sampling/createMessage";
-    }
-    impl ::serde::Serialize for CreateMessageRequestMethod {
-        fn serialize<S: ::serde::Serializer>(
-            &self,
-            serializer: S,
-        ) -> ::std::result::Result<S::Ok, S::Error> {
-            serializer.serialize_str("sampling/createMessage")
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestMethod {
-        fn deserialize<D: ::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> ::std::result::Result<Self, D::Error> {
-            crate::support::expect_const(deserializer, "sampling/createMessage")
-                .map(|()| Self)
-        }
-    }
-    impl crate::support::FromValue for CreateMessageRequestMethod {
-        fn from_value(
-            value: ::serde_json::Value,
-        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            crate::support::via_serde(value)
-        }
-    }
     /**A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
 The client MAY ignore this request.
 
@@ -6959,6 +7145,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         ThisServer,
     }
     impl ::std::fmt::Display for CreateMessageRequestParamsIncludeContext {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::AllServers => f.write_str("allServers"),
@@ -6969,6 +7156,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
     }
     impl ::std::str::FromStr for CreateMessageRequestParamsIncludeContext {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "allServers" => Ok(Self::AllServers),
@@ -6980,6 +7168,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
     }
     impl ::std::convert::TryFrom<&str> for CreateMessageRequestParamsIncludeContext {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
@@ -6987,6 +7176,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
     impl ::std::convert::TryFrom<::std::string::String>
     for CreateMessageRequestParamsIncludeContext {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7039,27 +7229,32 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
     pub struct Cursor(pub ::std::string::String);
     impl ::std::ops::Deref for Cursor {
         type Target = ::std::string::String;
+        #[inline]
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
     impl ::std::convert::From<Cursor> for ::std::string::String {
+        #[inline]
         fn from(value: Cursor) -> Self {
             value.0
         }
     }
     impl ::std::convert::From<::std::string::String> for Cursor {
+        #[inline]
         fn from(value: ::std::string::String) -> Self {
             Self(value)
         }
     }
     impl ::std::fmt::Display for Cursor {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             self.0.fmt(f)
         }
     }
     impl ::std::str::FromStr for Cursor {
         type Err = ::std::convert::Infallible;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self(value.to_string()))
         }
@@ -7073,6 +7268,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for Cursor {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7147,6 +7343,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for GetPromptRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7209,6 +7406,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for JsonrpcVersion {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7240,6 +7438,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for ListPromptsRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7272,6 +7471,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for ListResourceTemplatesRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7303,37 +7503,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for ListResourcesRequestMethod {
-        fn from_value(
-            value: ::serde_json::Value,
-        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            crate::support::via_serde(value)
-        }
-    }
-    ///`ListRootsRequestMethod`
-    ///
-    ///Always `"roots/list"`.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub struct ListRootsRequestMethod;
-    impl ListRootsRequestMethod {
-        /// The value on the wire.
-        pub const VALUE: &'static str = "roots/list";
-    }
-    impl ::serde::Serialize for ListRootsRequestMethod {
-        fn serialize<S: ::serde::Serializer>(
-            &self,
-            serializer: S,
-        ) -> ::std::result::Result<S::Ok, S::Error> {
-            serializer.serialize_str("roots/list")
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for ListRootsRequestMethod {
-        fn deserialize<D: ::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> ::std::result::Result<Self, D::Error> {
-            crate::support::expect_const(deserializer, "roots/list").map(|()| Self)
-        }
-    }
-    impl crate::support::FromValue for ListRootsRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7365,6 +7535,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         }
     }
     impl crate::support::FromValue for ListToolsRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7387,6 +7558,7 @@ These map to syslog message severities, as specified in RFC-5424:
         Warning,
     }
     impl ::std::fmt::Display for LoggingLevel {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Alert => f.write_str("alert"),
@@ -7402,6 +7574,7 @@ These map to syslog message severities, as specified in RFC-5424:
     }
     impl ::std::str::FromStr for LoggingLevel {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "alert" => Ok(Self::Alert),
@@ -7418,12 +7591,14 @@ These map to syslog message severities, as specified in RFC-5424:
     }
     impl ::std::convert::TryFrom<&str> for LoggingLevel {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7511,6 +7686,7 @@ These map to syslog message severities, as specified in RFC-5424:
         }
     }
     impl crate::support::FromValue for LoggingMessageNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7742,6 +7918,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ProgressNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7755,6 +7932,7 @@ the most important factor.*/
         String(::std::string::String),
     }
     impl ::std::fmt::Display for ProgressToken {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match self {
                 Self::Integer(x) => x.fmt(f),
@@ -7763,6 +7941,7 @@ the most important factor.*/
         }
     }
     impl ::std::convert::From<i64> for ProgressToken {
+        #[inline]
         fn from(value: i64) -> Self {
             Self::Integer(value)
         }
@@ -7829,6 +8008,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for PromptListChangedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7891,6 +8071,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ReadResourceRequestMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7904,6 +8085,7 @@ the most important factor.*/
         String(::std::string::String),
     }
     impl ::std::fmt::Display for RequestId {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match self {
                 Self::Integer(x) => x.fmt(f),
@@ -7912,6 +8094,7 @@ the most important factor.*/
         }
     }
     impl ::std::convert::From<i64> for RequestId {
+        #[inline]
         fn from(value: i64) -> Self {
             Self::Integer(value)
         }
@@ -7978,6 +8161,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ResourceListChangedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8010,6 +8194,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ResourceUpdatedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8023,6 +8208,7 @@ the most important factor.*/
         User,
     }
     impl ::std::fmt::Display for Role {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Assistant => f.write_str("assistant"),
@@ -8032,6 +8218,7 @@ the most important factor.*/
     }
     impl ::std::str::FromStr for Role {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "assistant" => Ok(Self::Assistant),
@@ -8042,12 +8229,14 @@ the most important factor.*/
     }
     impl ::std::convert::TryFrom<&str> for Role {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for Role {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -8371,6 +8560,7 @@ the most important factor.*/
         }
     }
     impl crate::support::FromValue for ToolListChangedNotificationMethod {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8400,26 +8590,31 @@ pub mod v2025_03_26__v2025_06_18 {
         RootsListChangedNotification(RootsListChangedNotification),
     }
     impl ::std::convert::From<CancelledNotification> for ClientNotification {
+        #[inline]
         fn from(value: CancelledNotification) -> Self {
             Self::CancelledNotification(value)
         }
     }
     impl ::std::convert::From<InitializedNotification> for ClientNotification {
+        #[inline]
         fn from(value: InitializedNotification) -> Self {
             Self::InitializedNotification(value)
         }
     }
     impl ::std::convert::From<ProgressNotification> for ClientNotification {
+        #[inline]
         fn from(value: ProgressNotification) -> Self {
             Self::ProgressNotification(value)
         }
     }
     impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
+        #[inline]
         fn from(value: RootsListChangedNotification) -> Self {
             Self::RootsListChangedNotification(value)
         }
     }
     impl crate::support::FromValue for ClientNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8514,11 +8709,13 @@ pub mod v2025_03_26__v2025_06_18 {
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ProgressNotification {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8541,6 +8738,7 @@ pub mod v2025_03_26__v2025_06_18 {
         }
     }
     impl crate::support::FromValue for ProgressNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8870,41 +9068,49 @@ pub mod v2025_03_26__v2025_06_18 {
         LoggingMessageNotification(LoggingMessageNotification),
     }
     impl ::std::convert::From<CancelledNotification> for ServerNotification {
+        #[inline]
         fn from(value: CancelledNotification) -> Self {
             Self::CancelledNotification(value)
         }
     }
     impl ::std::convert::From<ProgressNotification> for ServerNotification {
+        #[inline]
         fn from(value: ProgressNotification) -> Self {
             Self::ProgressNotification(value)
         }
     }
     impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+        #[inline]
         fn from(value: ResourceListChangedNotification) -> Self {
             Self::ResourceListChangedNotification(value)
         }
     }
     impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+        #[inline]
         fn from(value: ResourceUpdatedNotification) -> Self {
             Self::ResourceUpdatedNotification(value)
         }
     }
     impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+        #[inline]
         fn from(value: PromptListChangedNotification) -> Self {
             Self::PromptListChangedNotification(value)
         }
     }
     impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+        #[inline]
         fn from(value: ToolListChangedNotification) -> Self {
             Self::ToolListChangedNotification(value)
         }
     }
     impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+        #[inline]
         fn from(value: LoggingMessageNotification) -> Self {
             Self::LoggingMessageNotification(value)
         }
     }
     impl crate::support::FromValue for ServerNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9243,7 +9449,7 @@ Default: false*/
 #[cfg(any(feature = "v2025_06_18", feature = "v2025_11_25"))]
 pub mod v2025_06_18__v2025_11_25 {
     use super::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
-        EmbeddedResourceType, ImageContentType, ProgressToken, TextContentType,
+        EmbeddedResourceType, ImageContentType, TextContentType,
     };
     use super::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::AudioContentType;
     use super::v2025_06_18__v2025_11_25__v2026_07_28::Annotations;
@@ -9470,6 +9676,39 @@ pub mod v2025_06_18__v2025_11_25 {
             crate::support::deserialize(deserializer)
         }
     }
+    ///`ElicitRequestMethod`
+    ///
+    ///Always `"elicitation/create"`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub struct ElicitRequestMethod;
+    impl ElicitRequestMethod {
+        /// The value on the wire.
+        pub const VALUE: &'static str = "elicitation/create";
+    }
+    impl ::serde::Serialize for ElicitRequestMethod {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            serializer.serialize_str("elicitation/create")
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ElicitRequestMethod {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::expect_const(deserializer, "elicitation/create")
+                .map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ElicitRequestMethod {
+        #[inline]
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     /**The contents of a resource, embedded into a prompt or tool call result.
 
 It is up to the client how best to render embedded resources for the benefit
@@ -9585,11 +9824,13 @@ of the LLM and/or the user.*/
         BlobResourceContents(BlobResourceContents),
     }
     impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+        #[inline]
         fn from(value: TextResourceContents) -> Self {
             Self::TextResourceContents(value)
         }
     }
     impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+        #[inline]
         fn from(value: BlobResourceContents) -> Self {
             Self::BlobResourceContents(value)
         }
@@ -9810,11 +10051,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9889,11 +10132,13 @@ or file that the server can operate on.*/
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ReadResourceResult {
+        #[inline]
         fn unknown_keys(
             &self,
         ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &self.extra
         }
+        #[inline]
         fn unknown_keys_mut(
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9966,11 +10211,13 @@ or file that the server can operate on.*/
         BlobResourceContents(BlobResourceContents),
     }
     impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+        #[inline]
         fn from(value: TextResourceContents) -> Self {
             Self::TextResourceContents(value)
         }
     }
     impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+        #[inline]
         fn from(value: BlobResourceContents) -> Self {
             Self::BlobResourceContents(value)
         }
@@ -10060,72 +10307,6 @@ or file that the server can operate on.*/
             }
         }
     }
-    ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[derive(Clone, Debug, PartialEq)]
-    pub struct RequestParamsMeta {
-        ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        pub progress_token: ::std::option::Option<ProgressToken>,
-        pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    }
-    impl crate::KeepsUnknownKeys for RequestParamsMeta {
-        fn unknown_keys(
-            &self,
-        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
-            &self.extra
-        }
-        fn unknown_keys_mut(
-            &mut self,
-        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
-            &mut self.extra
-        }
-    }
-    impl ::serde::Serialize for RequestParamsMeta {
-        fn serialize<S: ::serde::Serializer>(
-            &self,
-            serializer: S,
-        ) -> ::std::result::Result<S::Ok, S::Error> {
-            use ::serde::ser::SerializeMap as _;
-            let mut state = serializer.serialize_map(::std::option::Option::None)?;
-            if self.progress_token.is_some() {
-                state.serialize_entry("progressToken", &self.progress_token)?;
-            }
-            for (key, value) in &self.extra {
-                state.serialize_entry(key, value)?;
-            }
-            state.end()
-        }
-    }
-    impl crate::support::FromValue for RequestParamsMeta {
-        fn from_value(
-            value: ::serde_json::Value,
-        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let mut field0: crate::support::Member<
-                ::std::option::Option<ProgressToken>,
-            > = crate::support::Member(::std::option::Option::None);
-            let mut rest = ::serde_json::Map::new();
-            if let ::std::result::Result::Err(e) = crate::support::fill(
-                value,
-                "struct RequestParamsMeta",
-                ::std::option::Option::None,
-                &["progressToken"],
-                &mut [&mut field0],
-                ::std::option::Option::Some(&mut rest),
-            ) {
-                return ::std::result::Result::Err(e);
-            }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.0,
-                extra: rest,
-            })
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
-        fn deserialize<D: ::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> ::std::result::Result<Self, D::Error> {
-            crate::support::deserialize(deserializer)
-        }
-    }
     ///The contents of a specific resource or sub-resource.
     #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceContents {
@@ -10178,6 +10359,7 @@ or file that the server can operate on.*/
         }
     }
     impl crate::support::FromValue for ResourceContents {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10700,6 +10882,7 @@ if present).*/
         }
     }
     impl crate::support::FromValue for BaseMetadata {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10936,11 +11119,13 @@ if present).*/
         ResourceTemplateReference(ResourceTemplateReference),
     }
     impl ::std::convert::From<PromptReference> for CompleteRequestParamsRef {
+        #[inline]
         fn from(value: PromptReference) -> Self {
             Self::PromptReference(value)
         }
     }
     impl ::std::convert::From<ResourceTemplateReference> for CompleteRequestParamsRef {
+        #[inline]
         fn from(value: ResourceTemplateReference) -> Self {
             Self::ResourceTemplateReference(value)
         }
@@ -11003,38 +11188,6 @@ if present).*/
             }
         }
     }
-    ///`ElicitRequestMethod`
-    ///
-    ///Always `"elicitation/create"`.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub struct ElicitRequestMethod;
-    impl ElicitRequestMethod {
-        /// The value on the wire.
-        pub const VALUE: &'static str = "elicitation/create";
-    }
-    impl ::serde::Serialize for ElicitRequestMethod {
-        fn serialize<S: ::serde::Serializer>(
-            &self,
-            serializer: S,
-        ) -> ::std::result::Result<S::Ok, S::Error> {
-            serializer.serialize_str("elicitation/create")
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for ElicitRequestMethod {
-        fn deserialize<D: ::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> ::std::result::Result<Self, D::Error> {
-            crate::support::expect_const(deserializer, "elicitation/create")
-                .map(|()| Self)
-        }
-    }
-    impl crate::support::FromValue for ElicitRequestMethod {
-        fn from_value(
-            value: ::serde_json::Value,
-        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            crate::support::via_serde(value)
-        }
-    }
     /**The user action in response to the elicitation.
 - `"accept"`: User submitted the form/confirmed the action
 - `"decline"`: User explicitly declined the action
@@ -11046,6 +11199,7 @@ if present).*/
         Decline,
     }
     impl ::std::fmt::Display for ElicitResultAction {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Accept => f.write_str("accept"),
@@ -11056,6 +11210,7 @@ if present).*/
     }
     impl ::std::str::FromStr for ElicitResultAction {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "accept" => Ok(Self::Accept),
@@ -11067,12 +11222,14 @@ if present).*/
     }
     impl ::std::convert::TryFrom<&str> for ElicitResultAction {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for ElicitResultAction {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -11119,6 +11276,7 @@ if present).*/
         Number,
     }
     impl ::std::fmt::Display for NumberSchemaType {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Integer => f.write_str("integer"),
@@ -11128,6 +11286,7 @@ if present).*/
     }
     impl ::std::str::FromStr for NumberSchemaType {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "integer" => Ok(Self::Integer),
@@ -11138,12 +11297,14 @@ if present).*/
     }
     impl ::std::convert::TryFrom<&str> for NumberSchemaType {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for NumberSchemaType {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -11512,6 +11673,7 @@ if present).*/
         Uri,
     }
     impl ::std::fmt::Display for StringSchemaFormat {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Date => f.write_str("date"),
@@ -11523,6 +11685,7 @@ if present).*/
     }
     impl ::std::str::FromStr for StringSchemaFormat {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "date" => Ok(Self::Date),
@@ -11535,12 +11698,14 @@ if present).*/
     }
     impl ::std::convert::TryFrom<&str> for StringSchemaFormat {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for StringSchemaFormat {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -12008,12 +12173,14 @@ Only top-level properties are allowed, without nesting.*/
     }
     impl ::std::convert::From<::std::vec::Vec<::std::string::String>>
     for ElicitResultContentValue {
+        #[inline]
         fn from(value: ::std::vec::Vec<::std::string::String>) -> Self {
             Self::Variant0(value)
         }
     }
     impl ::std::convert::From<ElicitResultContentValueVariant1>
     for ElicitResultContentValue {
+        #[inline]
         fn from(value: ElicitResultContentValueVariant1) -> Self {
             Self::Variant1(value)
         }
@@ -12061,6 +12228,7 @@ Only top-level properties are allowed, without nesting.*/
         String(::std::string::String),
     }
     impl ::std::fmt::Display for ElicitResultContentValueVariant1 {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match self {
                 Self::Boolean(x) => x.fmt(f),
@@ -12070,11 +12238,13 @@ Only top-level properties are allowed, without nesting.*/
         }
     }
     impl ::std::convert::From<bool> for ElicitResultContentValueVariant1 {
+        #[inline]
         fn from(value: bool) -> Self {
             Self::Boolean(value)
         }
     }
     impl ::std::convert::From<i64> for ElicitResultContentValueVariant1 {
+        #[inline]
         fn from(value: i64) -> Self {
             Self::Integer(value)
         }
@@ -12130,31 +12300,37 @@ Only top-level properties are allowed, without nesting.*/
         LegacyTitledEnumSchema(LegacyTitledEnumSchema),
     }
     impl ::std::convert::From<UntitledSingleSelectEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: UntitledSingleSelectEnumSchema) -> Self {
             Self::UntitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledSingleSelectEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: TitledSingleSelectEnumSchema) -> Self {
             Self::TitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<UntitledMultiSelectEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: UntitledMultiSelectEnumSchema) -> Self {
             Self::UntitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledMultiSelectEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: TitledMultiSelectEnumSchema) -> Self {
             Self::TitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<LegacyTitledEnumSchema> for EnumSchema {
+        #[inline]
         fn from(value: LegacyTitledEnumSchema) -> Self {
             Self::LegacyTitledEnumSchema(value)
         }
     }
     impl crate::support::FromValue for EnumSchema {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12375,6 +12551,7 @@ Only top-level properties are allowed, without nesting.*/
         }
     }
     impl crate::support::FromValue for ErrorObject {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12542,6 +12719,7 @@ If not provided, the client should assume the icon can be used with any theme.*/
         Light,
     }
     impl ::std::fmt::Display for IconTheme {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Dark => f.write_str("dark"),
@@ -12551,6 +12729,7 @@ If not provided, the client should assume the icon can be used with any theme.*/
     }
     impl ::std::str::FromStr for IconTheme {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "dark" => Ok(Self::Dark),
@@ -12561,12 +12740,14 @@ If not provided, the client should assume the icon can be used with any theme.*/
     }
     impl ::std::convert::TryFrom<&str> for IconTheme {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for IconTheme {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -12643,6 +12824,7 @@ Clients that support rendering icons SHOULD also support:
         }
     }
     impl crate::support::FromValue for Icons {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12868,6 +13050,7 @@ if present).*/
         }
     }
     impl crate::support::FromValue for JsonrpcErrorResponse {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12955,6 +13138,7 @@ if present).*/
         }
     }
     impl crate::support::FromValue for JsonrpcNotification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13048,6 +13232,7 @@ if present).*/
         }
     }
     impl crate::support::FromValue for JsonrpcRequest {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13272,16 +13457,19 @@ Non-standard according to JSON schema 2020-12.*/
         TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
     }
     impl ::std::convert::From<UntitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
+        #[inline]
         fn from(value: UntitledMultiSelectEnumSchema) -> Self {
             Self::UntitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
+        #[inline]
         fn from(value: TitledMultiSelectEnumSchema) -> Self {
             Self::TitledMultiSelectEnumSchema(value)
         }
     }
     impl crate::support::FromValue for MultiSelectEnumSchema {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13424,6 +13612,7 @@ Non-standard according to JSON schema 2020-12.*/
         }
     }
     impl crate::support::FromValue for Notification {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13607,45 +13796,53 @@ without nested objects or arrays.*/
         LegacyTitledEnumSchema(LegacyTitledEnumSchema),
     }
     impl ::std::convert::From<StringSchema> for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: StringSchema) -> Self {
             Self::StringSchema(value)
         }
     }
     impl ::std::convert::From<NumberSchema> for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: NumberSchema) -> Self {
             Self::NumberSchema(value)
         }
     }
     impl ::std::convert::From<BooleanSchema> for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: BooleanSchema) -> Self {
             Self::BooleanSchema(value)
         }
     }
     impl ::std::convert::From<UntitledSingleSelectEnumSchema>
     for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: UntitledSingleSelectEnumSchema) -> Self {
             Self::UntitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledSingleSelectEnumSchema>
     for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: TitledSingleSelectEnumSchema) -> Self {
             Self::TitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<UntitledMultiSelectEnumSchema>
     for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: UntitledMultiSelectEnumSchema) -> Self {
             Self::UntitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledMultiSelectEnumSchema>
     for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: TitledMultiSelectEnumSchema) -> Self {
             Self::TitledMultiSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<LegacyTitledEnumSchema> for PrimitiveSchemaDefinition {
+        #[inline]
         fn from(value: LegacyTitledEnumSchema) -> Self {
             Self::LegacyTitledEnumSchema(value)
         }
@@ -13942,6 +14139,7 @@ without nested objects or arrays.*/
         }
     }
     impl crate::support::FromValue for Request {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13987,16 +14185,19 @@ without nested objects or arrays.*/
     }
     impl ::std::convert::From<UntitledSingleSelectEnumSchema>
     for SingleSelectEnumSchema {
+        #[inline]
         fn from(value: UntitledSingleSelectEnumSchema) -> Self {
             Self::UntitledSingleSelectEnumSchema(value)
         }
     }
     impl ::std::convert::From<TitledSingleSelectEnumSchema> for SingleSelectEnumSchema {
+        #[inline]
         fn from(value: TitledSingleSelectEnumSchema) -> Self {
             Self::TitledSingleSelectEnumSchema(value)
         }
     }
     impl crate::support::FromValue for SingleSelectEnumSchema {
+        #[inline]
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -14874,6 +15075,7 @@ without nested objects or arrays.*/
         Required,
     }
     impl ::std::fmt::Display for ToolChoiceMode {
+        #[inline]
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Auto => f.write_str("auto"),
@@ -14884,6 +15086,7 @@ without nested objects or arrays.*/
     }
     impl ::std::str::FromStr for ToolChoiceMode {
         type Err = crate::ConversionError;
+        #[inline]
         fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             match value {
                 "auto" => Ok(Self::Auto),
@@ -14895,12 +15098,14 @@ without nested objects or arrays.*/
     }
     impl ::std::convert::TryFrom<&str> for ToolChoiceMode {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
             value.parse()
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for ToolChoiceMode {
         type Error = crate::ConversionError;
+        #[inline]
         fn try_from(
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, crate::ConversionError> {

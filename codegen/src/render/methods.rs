@@ -144,6 +144,9 @@ pub fn render(ir: &Ir) -> TokenStream {
         pub const METHODS: [crate::MethodInfo; #count] = [#(#infos)*];
 
         /// Looks a method up by its wire name.
+        // `#[inline]` (here and on `parse_result`): the runtime does not call it, so a
+        // build compiles it only where something does (build time, BENCHMARKS.md §4.1).
+        #[inline]
         pub fn method(name: &str) -> ::std::option::Option<&'static crate::MethodInfo> {
             match name {
                 #(#lookups)*
@@ -176,6 +179,7 @@ pub fn render(ir: &Ir) -> TokenStream {
 
         /// Parses a result by the method of the request it answers (a result carries no
         /// discriminator of its own). `None` if `method` is not a request of this revision.
+        #[inline]
         pub fn parse_result(
             method: &str,
             value: ::serde_json::Value,

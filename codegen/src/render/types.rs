@@ -222,7 +222,153 @@ fn post_pass(
             file.items.extend(items.items);
         }
     }
-    super::serde_impls::replace(file)
+    for item in &mut file.items {
+        inline_small_impl(item);
+    }
+    let envelopes = outside_methods(file, ir);
+    for item in &mut file.items {
+        inline_union_decoder(item, &envelopes);
+    }
+    let impls = super::serde_impls::replace(file)?;
+    Ok(impls
+        .into_iter()
+        .map(|(name, tokens)| {
+            let tokens = if envelopes.contains(&name) {
+                inline_decoder(tokens)
+            } else {
+                tokens
+            };
+            (name, tokens)
+        })
+        .collect())
+}
+
+/// The types that no method's params or result contains: the JSON-RPC envelopes (whole
+/// requests, notifications and responses, the unions of them, their `method` constants)
+/// and error shapes. Their decoders are `#[inline]` (see [`inline_decoder`]).
+fn outside_methods(file: &syn::File, ir: &Ir) -> std::collections::BTreeSet<String> {
+    use syn::visit::Visit;
+    /// Every identifier in a type's fields or variants: the types it contains.
+    #[derive(Default)]
+    struct Names(std::collections::BTreeSet<String>);
+    impl<'ast> Visit<'ast> for Names {
+        fn visit_path_segment(&mut self, segment: &'ast syn::PathSegment) {
+            self.0.insert(segment.ident.to_string());
+            syn::visit::visit_path_segment(self, segment);
+        }
+    }
+    let mut contains: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for item in &file.items {
+        let mut names = Names::default();
+        let name = match item {
+            syn::Item::Struct(s) => {
+                names.visit_fields(&s.fields);
+                s.ident.to_string()
+            }
+            syn::Item::Enum(e) => {
+                for v in &e.variants {
+                    names.visit_fields(&v.fields);
+                }
+                e.ident.to_string()
+            }
+            syn::Item::Type(t) => {
+                names.visit_type(&t.ty);
+                t.ident.to_string()
+            }
+            _ => continue,
+        };
+        contains.entry(name).or_default().extend(names.0);
+    }
+    let mut reached = std::collections::BTreeSet::new();
+    let mut pending: Vec<String> = ir
+        .methods
+        .iter()
+        .flat_map(|m| m.params.iter().chain(m.result.iter()))
+        .map(|def| rust_name(def))
+        .collect();
+    while let Some(name) = pending.pop() {
+        if let Some(inner) = contains.get(&name) {
+            if reached.insert(name) {
+                pending.extend(inner.iter().filter(|n| !reached.contains(*n)).cloned());
+            }
+        }
+    }
+    contains
+        .into_keys()
+        .filter(|name| !reached.contains(name))
+        .collect()
+}
+
+/// Conversions, `Display`, `Deref` and the unknown-keys accessors: a line or a match
+/// each, but a function each in every build of the crate (about 900 of its 4,200 in a
+/// debug build) unless `#[inline]`, which compiles them only where they are used.
+const SMALL_IMPLS: [&str; 7] = [
+    "From",
+    "TryFrom",
+    "FromStr",
+    "Display",
+    "Deref",
+    "Default",
+    "KeepsUnknownKeys",
+];
+
+/// Marks the methods of an impl of one of [`SMALL_IMPLS`] `#[inline]`.
+fn inline_small_impl(item: &mut syn::Item) {
+    let syn::Item::Impl(imp) = item else { return };
+    let small = imp
+        .trait_
+        .as_ref()
+        .and_then(|(_, path, _)| path.segments.last())
+        .is_some_and(|s| SMALL_IMPLS.iter().any(|name| s.ident == name));
+    if !small {
+        return;
+    }
+    for member in &mut imp.items {
+        if let syn::ImplItem::Fn(f) = member {
+            if !f.attrs.iter().any(|a| a.path().is_ident("inline")) {
+                f.attrs.push(syn::parse_quote!(#[inline]));
+            }
+        }
+    }
+}
+
+/// [`inline_decoder`] for a union's decoder, already parsed (see [`union_deserialize`]).
+fn inline_union_decoder(item: &mut syn::Item, envelopes: &std::collections::BTreeSet<String>) {
+    let syn::Item::Impl(imp) = item else { return };
+    let is_decoder = imp
+        .trait_
+        .as_ref()
+        .and_then(|(_, path, _)| path.segments.last())
+        .is_some_and(|s| s.ident == "FromValue");
+    let syn::Type::Path(ty) = &*imp.self_ty else {
+        return;
+    };
+    let named = ty
+        .path
+        .get_ident()
+        .is_some_and(|i| envelopes.contains(&i.to_string()));
+    if !is_decoder || !named {
+        return;
+    }
+    for member in &mut imp.items {
+        if let syn::ImplItem::Fn(f) = member {
+            f.attrs.push(syn::parse_quote!(#[inline]));
+        }
+    }
+}
+
+/// Marks the `FromValue::from_value` in `tokens` `#[inline]`, so that it is compiled (in a
+/// debug build too) only in the crates that call it. A server decodes a message's params
+/// and result by method, never a whole envelope: a quarter of the crate's machine code was
+/// envelope decoders no server calls (build time, BENCHMARKS.md §4.1).
+fn inline_decoder(tokens: TokenStream) -> TokenStream {
+    let text = tokens.to_string();
+    if !text.contains("FromValue for") {
+        return tokens;
+    }
+    text.replacen("fn from_value (", "# [inline] fn from_value (", 1)
+        .parse()
+        .unwrap_or(tokens)
 }
 
 fn is_discriminator_conversion(

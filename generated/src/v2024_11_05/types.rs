@@ -31,24 +31,25 @@ pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18::{
     UnsubscribeRequestParams,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25::{
-    BaseResult, ClientCapabilitiesRoots, CompleteResult, EmptyResult,
-    InitializeRequestMethod, InitializedNotificationMethod, PaginatedResult,
-    PingRequestMethod, RootsListChangedNotificationMethod, SetLevelRequestMethod,
-    SubscribeRequestMethod, UnsubscribeRequestMethod,
+    BaseResult, ClientCapabilitiesRoots, CompleteResult, CreateMessageRequestMethod,
+    EmptyResult, InitializeRequestMethod, InitializedNotificationMethod,
+    ListRootsRequestMethod, PaginatedResult, PingRequestMethod,
+    RootsListChangedNotificationMethod, SetLevelRequestMethod, SubscribeRequestMethod,
+    UnsubscribeRequestMethod,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
-    ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
-    LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
-    PromptReferenceType, ReadResourceRequestMethod, RequestId,
-    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
-    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
-    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ListToolsRequestMethod, LoggingLevel, LoggingMessageNotificationMethod, ModelHint,
+    ModelPreferences, ProgressNotificationMethod, ProgressToken,
+    PromptListChangedNotificationMethod, PromptReferenceType, ReadResourceRequestMethod,
+    RequestId, ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod,
+    Role, ServerCapabilitiesPrompts, ServerCapabilitiesResources,
+    ServerCapabilitiesTools, TextContentType, ToolInputSchemaType,
+    ToolListChangedNotificationMethod,
 };
 ///Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -80,6 +81,7 @@ impl ::serde::Serialize for Annotated {
     }
 }
 impl crate::support::FromValue for Annotated {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -155,6 +157,7 @@ impl ::serde::Serialize for AnnotatedAnnotations {
     }
 }
 impl crate::support::FromValue for AnnotatedAnnotations {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -211,11 +214,13 @@ If not set, this is assumed to be false (the call was successful).*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -294,16 +299,19 @@ pub enum CallToolResultContentItem {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for CallToolResultContentItem {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CallToolResultContentItem {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for CallToolResultContentItem {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -382,26 +390,31 @@ pub enum ClientNotification {
     RootsListChangedNotification(RootsListChangedNotification),
 }
 impl ::std::convert::From<CancelledNotification> for ClientNotification {
+    #[inline]
     fn from(value: CancelledNotification) -> Self {
         Self::CancelledNotification(value)
     }
 }
 impl ::std::convert::From<InitializedNotification> for ClientNotification {
+    #[inline]
     fn from(value: InitializedNotification) -> Self {
         Self::InitializedNotification(value)
     }
 }
 impl ::std::convert::From<ProgressNotification> for ClientNotification {
+    #[inline]
     fn from(value: ProgressNotification) -> Self {
         Self::ProgressNotification(value)
     }
 }
 impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
+    #[inline]
     fn from(value: RootsListChangedNotification) -> Self {
         Self::RootsListChangedNotification(value)
     }
 }
 impl crate::support::FromValue for ClientNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -494,21 +507,25 @@ pub enum ClientResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for ClientResult {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ClientResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl crate::support::FromValue for ClientResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -613,11 +630,13 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -640,6 +659,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     }
 }
 impl crate::support::FromValue for CreateMessageRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -881,11 +901,13 @@ pub struct CreateMessageResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -973,11 +995,13 @@ pub enum CreateMessageResultContent {
     ImageContent(ImageContent),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
@@ -1210,11 +1234,13 @@ pub struct GetPromptResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1474,11 +1500,13 @@ This can be used by clients to improve the LLM's understanding of available tool
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1574,26 +1602,31 @@ pub enum JsonrpcMessage {
     Error(JsonrpcError),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
 }
 impl ::std::convert::From<JsonrpcResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcResponse) -> Self {
         Self::Response(value)
     }
 }
 impl ::std::convert::From<JsonrpcError> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcError) -> Self {
         Self::Error(value)
     }
 }
 impl crate::support::FromValue for JsonrpcMessage {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1716,11 +1749,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1805,11 +1840,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1894,11 +1931,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1975,11 +2014,13 @@ pub struct ProgressNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ProgressNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2002,6 +2043,7 @@ impl ::serde::Serialize for ProgressNotification {
     }
 }
 impl crate::support::FromValue for ProgressNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2200,16 +2242,19 @@ pub enum PromptMessageContent {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for PromptMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for PromptMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for PromptMessageContent {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -2771,11 +2816,13 @@ pub enum SamplingMessageContent {
     ImageContent(ImageContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
@@ -2972,41 +3019,49 @@ pub enum ServerNotification {
     LoggingMessageNotification(LoggingMessageNotification),
 }
 impl ::std::convert::From<CancelledNotification> for ServerNotification {
+    #[inline]
     fn from(value: CancelledNotification) -> Self {
         Self::CancelledNotification(value)
     }
 }
 impl ::std::convert::From<ProgressNotification> for ServerNotification {
+    #[inline]
     fn from(value: ProgressNotification) -> Self {
         Self::ProgressNotification(value)
     }
 }
 impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceListChangedNotification) -> Self {
         Self::ResourceListChangedNotification(value)
     }
 }
 impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceUpdatedNotification) -> Self {
         Self::ResourceUpdatedNotification(value)
     }
 }
 impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: PromptListChangedNotification) -> Self {
         Self::PromptListChangedNotification(value)
     }
 }
 impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ToolListChangedNotification) -> Self {
         Self::ToolListChangedNotification(value)
     }
 }
 impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+    #[inline]
     fn from(value: LoggingMessageNotification) -> Self {
         Self::LoggingMessageNotification(value)
     }
 }
 impl crate::support::FromValue for ServerNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3137,21 +3192,25 @@ pub enum ServerRequest {
     ListRootsRequest(ListRootsRequest),
 }
 impl ::std::convert::From<PingRequest> for ServerRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
 }
 impl crate::support::FromValue for ServerRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3233,56 +3292,67 @@ pub enum ServerResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<InitializeResult> for ServerResult {
+    #[inline]
     fn from(value: InitializeResult) -> Self {
         Self::InitializeResult(value)
     }
 }
 impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourcesResult) -> Self {
         Self::ListResourcesResult(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourceTemplatesResult) -> Self {
         Self::ListResourceTemplatesResult(value)
     }
 }
 impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    #[inline]
     fn from(value: ListPromptsResult) -> Self {
         Self::ListPromptsResult(value)
     }
 }
 impl ::std::convert::From<GetPromptResult> for ServerResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<ListToolsResult> for ServerResult {
+    #[inline]
     fn from(value: ListToolsResult) -> Self {
         Self::ListToolsResult(value)
     }
 }
 impl ::std::convert::From<CallToolResult> for ServerResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<CompleteResult> for ServerResult {
+    #[inline]
     fn from(value: CompleteResult) -> Self {
         Self::CompleteResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ServerResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl crate::support::FromValue for ServerResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {

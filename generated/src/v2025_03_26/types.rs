@@ -31,24 +31,25 @@ pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18::{
     UnsubscribeRequestParams,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25::{
-    BaseResult, ClientCapabilitiesRoots, CompleteResult, EmptyResult,
-    InitializeRequestMethod, InitializedNotificationMethod, PaginatedResult,
-    PingRequestMethod, RootsListChangedNotificationMethod, SetLevelRequestMethod,
-    SubscribeRequestMethod, UnsubscribeRequestMethod,
+    BaseResult, ClientCapabilitiesRoots, CompleteResult, CreateMessageRequestMethod,
+    EmptyResult, InitializeRequestMethod, InitializedNotificationMethod,
+    ListRootsRequestMethod, PaginatedResult, PingRequestMethod,
+    RootsListChangedNotificationMethod, SetLevelRequestMethod, SubscribeRequestMethod,
+    UnsubscribeRequestMethod,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
-    ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
-    LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
-    PromptReferenceType, ReadResourceRequestMethod, RequestId,
-    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
-    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
-    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ListToolsRequestMethod, LoggingLevel, LoggingMessageNotificationMethod, ModelHint,
+    ModelPreferences, ProgressNotificationMethod, ProgressToken,
+    PromptListChangedNotificationMethod, PromptReferenceType, ReadResourceRequestMethod,
+    RequestId, ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod,
+    Role, ServerCapabilitiesPrompts, ServerCapabilitiesResources,
+    ServerCapabilitiesTools, TextContentType, ToolInputSchemaType,
+    ToolListChangedNotificationMethod,
 };
 pub use crate::shared::v2025_03_26__v2025_06_18::{
     ClientNotification, ProgressNotification, ProgressNotificationParams,
@@ -254,11 +255,13 @@ If not set, this is assumed to be false (the call was successful).*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -338,21 +341,25 @@ pub enum CallToolResultContentItem {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for CallToolResultContentItem {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CallToolResultContentItem {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CallToolResultContentItem {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for CallToolResultContentItem {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -439,21 +446,25 @@ pub enum ClientResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for ClientResult {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ClientResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl crate::support::FromValue for ClientResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -558,11 +569,13 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -585,6 +598,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     }
 }
 impl crate::support::FromValue for CreateMessageRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -826,11 +840,13 @@ pub struct CreateMessageResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -919,16 +935,19 @@ pub enum CreateMessageResultContent {
     AudioContent(AudioContent),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
@@ -1092,11 +1111,13 @@ pub struct GetPromptResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1275,11 +1296,13 @@ This can be used by clients to improve the LLM's understanding of available tool
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1371,18 +1394,21 @@ impl<'de> ::serde::Deserialize<'de> for InitializeResult {
 pub struct JsonrpcBatchRequest(pub ::std::vec::Vec<JsonrpcBatchRequestItem>);
 impl ::std::ops::Deref for JsonrpcBatchRequest {
     type Target = ::std::vec::Vec<JsonrpcBatchRequestItem>;
+    #[inline]
     fn deref(&self) -> &::std::vec::Vec<JsonrpcBatchRequestItem> {
         &self.0
     }
 }
 impl ::std::convert::From<JsonrpcBatchRequest>
 for ::std::vec::Vec<JsonrpcBatchRequestItem> {
+    #[inline]
     fn from(value: JsonrpcBatchRequest) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::std::vec::Vec<JsonrpcBatchRequestItem>>
 for JsonrpcBatchRequest {
+    #[inline]
     fn from(value: ::std::vec::Vec<JsonrpcBatchRequestItem>) -> Self {
         Self(value)
     }
@@ -1396,6 +1422,7 @@ impl ::serde::Serialize for JsonrpcBatchRequest {
     }
 }
 impl crate::support::FromValue for JsonrpcBatchRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1419,11 +1446,13 @@ pub enum JsonrpcBatchRequestItem {
     Notification(JsonrpcNotification),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcBatchRequestItem {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcBatchRequestItem {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
@@ -1440,6 +1469,7 @@ impl ::serde::Serialize for JsonrpcBatchRequestItem {
     }
 }
 impl crate::support::FromValue for JsonrpcBatchRequestItem {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1466,18 +1496,21 @@ impl<'de> ::serde::Deserialize<'de> for JsonrpcBatchRequestItem {
 pub struct JsonrpcBatchResponse(pub ::std::vec::Vec<JsonrpcBatchResponseItem>);
 impl ::std::ops::Deref for JsonrpcBatchResponse {
     type Target = ::std::vec::Vec<JsonrpcBatchResponseItem>;
+    #[inline]
     fn deref(&self) -> &::std::vec::Vec<JsonrpcBatchResponseItem> {
         &self.0
     }
 }
 impl ::std::convert::From<JsonrpcBatchResponse>
 for ::std::vec::Vec<JsonrpcBatchResponseItem> {
+    #[inline]
     fn from(value: JsonrpcBatchResponse) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::std::vec::Vec<JsonrpcBatchResponseItem>>
 for JsonrpcBatchResponse {
+    #[inline]
     fn from(value: ::std::vec::Vec<JsonrpcBatchResponseItem>) -> Self {
         Self(value)
     }
@@ -1491,6 +1524,7 @@ impl ::serde::Serialize for JsonrpcBatchResponse {
     }
 }
 impl crate::support::FromValue for JsonrpcBatchResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1514,11 +1548,13 @@ pub enum JsonrpcBatchResponseItem {
     Error(JsonrpcError),
 }
 impl ::std::convert::From<JsonrpcResponse> for JsonrpcBatchResponseItem {
+    #[inline]
     fn from(value: JsonrpcResponse) -> Self {
         Self::Response(value)
     }
 }
 impl ::std::convert::From<JsonrpcError> for JsonrpcBatchResponseItem {
+    #[inline]
     fn from(value: JsonrpcError) -> Self {
         Self::Error(value)
     }
@@ -1535,6 +1571,7 @@ impl ::serde::Serialize for JsonrpcBatchResponseItem {
     }
 }
 impl crate::support::FromValue for JsonrpcBatchResponseItem {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1569,38 +1606,45 @@ pub enum JsonrpcMessage {
     Variant5(::std::vec::Vec<JsonrpcMessageVariant5Item>),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Variant0(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Variant1(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<JsonrpcMessageVariant2Item>>
 for JsonrpcMessage {
+    #[inline]
     fn from(value: ::std::vec::Vec<JsonrpcMessageVariant2Item>) -> Self {
         Self::Variant2(value)
     }
 }
 impl ::std::convert::From<JsonrpcResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcResponse) -> Self {
         Self::Variant3(value)
     }
 }
 impl ::std::convert::From<JsonrpcError> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcError) -> Self {
         Self::Variant4(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<JsonrpcMessageVariant5Item>>
 for JsonrpcMessage {
+    #[inline]
     fn from(value: ::std::vec::Vec<JsonrpcMessageVariant5Item>) -> Self {
         Self::Variant5(value)
     }
 }
 impl crate::support::FromValue for JsonrpcMessage {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1720,11 +1764,13 @@ pub enum JsonrpcMessageVariant2Item {
     Notification(JsonrpcNotification),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessageVariant2Item {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessageVariant2Item {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
@@ -1741,6 +1787,7 @@ impl ::serde::Serialize for JsonrpcMessageVariant2Item {
     }
 }
 impl crate::support::FromValue for JsonrpcMessageVariant2Item {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1771,11 +1818,13 @@ pub enum JsonrpcMessageVariant5Item {
     Error(JsonrpcError),
 }
 impl ::std::convert::From<JsonrpcResponse> for JsonrpcMessageVariant5Item {
+    #[inline]
     fn from(value: JsonrpcResponse) -> Self {
         Self::Response(value)
     }
 }
 impl ::std::convert::From<JsonrpcError> for JsonrpcMessageVariant5Item {
+    #[inline]
     fn from(value: JsonrpcError) -> Self {
         Self::Error(value)
     }
@@ -1792,6 +1841,7 @@ impl ::serde::Serialize for JsonrpcMessageVariant5Item {
     }
 }
 impl crate::support::FromValue for JsonrpcMessageVariant5Item {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1829,11 +1879,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1918,11 +1970,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2007,11 +2061,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2156,21 +2212,25 @@ pub enum PromptMessageContent {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for PromptMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for PromptMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for PromptMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for PromptMessageContent {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -2580,16 +2640,19 @@ pub enum SamplingMessageContent {
     AudioContent(AudioContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
@@ -2665,21 +2728,25 @@ pub enum ServerRequest {
     ListRootsRequest(ListRootsRequest),
 }
 impl ::std::convert::From<PingRequest> for ServerRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
 }
 impl crate::support::FromValue for ServerRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2761,56 +2828,67 @@ pub enum ServerResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<InitializeResult> for ServerResult {
+    #[inline]
     fn from(value: InitializeResult) -> Self {
         Self::InitializeResult(value)
     }
 }
 impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourcesResult) -> Self {
         Self::ListResourcesResult(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourceTemplatesResult) -> Self {
         Self::ListResourceTemplatesResult(value)
     }
 }
 impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    #[inline]
     fn from(value: ListPromptsResult) -> Self {
         Self::ListPromptsResult(value)
     }
 }
 impl ::std::convert::From<GetPromptResult> for ServerResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<ListToolsResult> for ServerResult {
+    #[inline]
     fn from(value: ListToolsResult) -> Self {
         Self::ListToolsResult(value)
     }
 }
 impl ::std::convert::From<CallToolResult> for ServerResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<CompleteResult> for ServerResult {
+    #[inline]
     fn from(value: CompleteResult) -> Self {
         Self::CompleteResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ServerResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl crate::support::FromValue for ServerResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {

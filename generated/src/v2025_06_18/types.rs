@@ -20,24 +20,25 @@ pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18::{
     UnsubscribeRequestParams,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25::{
-    BaseResult, ClientCapabilitiesRoots, CompleteResult, EmptyResult,
-    InitializeRequestMethod, InitializedNotificationMethod, PaginatedResult,
-    PingRequestMethod, RootsListChangedNotificationMethod, SetLevelRequestMethod,
-    SubscribeRequestMethod, UnsubscribeRequestMethod,
+    BaseResult, ClientCapabilitiesRoots, CompleteResult, CreateMessageRequestMethod,
+    EmptyResult, InitializeRequestMethod, InitializedNotificationMethod,
+    ListRootsRequestMethod, PaginatedResult, PingRequestMethod,
+    RootsListChangedNotificationMethod, SetLevelRequestMethod, SubscribeRequestMethod,
+    UnsubscribeRequestMethod,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
-    ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
-    LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
-    PromptReferenceType, ReadResourceRequestMethod, RequestId,
-    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
-    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
-    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ListToolsRequestMethod, LoggingLevel, LoggingMessageNotificationMethod, ModelHint,
+    ModelPreferences, ProgressNotificationMethod, ProgressToken,
+    PromptListChangedNotificationMethod, PromptReferenceType, ReadResourceRequestMethod,
+    RequestId, ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod,
+    Role, ServerCapabilitiesPrompts, ServerCapabilitiesResources,
+    ServerCapabilitiesTools, TextContentType, ToolInputSchemaType,
+    ToolListChangedNotificationMethod,
 };
 pub use crate::shared::v2025_03_26__v2025_06_18::{
     ClientNotification, ProgressNotification, ProgressNotificationParams,
@@ -47,17 +48,17 @@ pub use crate::shared::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     AudioContentType, ToolAnnotations,
 };
 pub use crate::shared::v2025_06_18__v2025_11_25::{
-    AudioContent, BlobResourceContents, EmbeddedResource, EmbeddedResourceResource,
-    ImageContent, ListRootsResult, ReadResourceResult, ReadResourceResultContentsItem,
-    RequestParamsMeta, ResourceContents, Root, TextContent, TextResourceContents,
-    ToolOutputSchemaType,
+    AudioContent, BlobResourceContents, ElicitRequestMethod, EmbeddedResource,
+    EmbeddedResourceResource, ImageContent, ListRootsResult, ReadResourceResult,
+    ReadResourceResultContentsItem, ResourceContents, Root, TextContent,
+    TextResourceContents, ToolOutputSchemaType,
 };
 pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
     Annotations, BaseMetadata, BooleanSchema, BooleanSchemaType,
-    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitRequestMethod,
-    ElicitResultAction, NumberSchemaType, PromptArgument, PromptReference,
-    ResourceLinkType, ResourceTemplateReference, ResourceTemplateReferenceType,
-    StringSchemaFormat, StringSchemaType,
+    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitResultAction,
+    NumberSchemaType, PromptArgument, PromptReference, ResourceLinkType,
+    ResourceTemplateReference, ResourceTemplateReferenceType, StringSchemaFormat,
+    StringSchemaType,
 };
 ///The server's response to a tool call.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,11 +89,13 @@ should be reported as an MCP error response.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -310,71 +313,85 @@ pub enum ClientRequest {
     CompleteRequest(CompleteRequest),
 }
 impl ::std::convert::From<InitializeRequest> for ClientRequest {
+    #[inline]
     fn from(value: InitializeRequest) -> Self {
         Self::InitializeRequest(value)
     }
 }
 impl ::std::convert::From<PingRequest> for ClientRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourcesRequest) -> Self {
         Self::ListResourcesRequest(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourceTemplatesRequest) -> Self {
         Self::ListResourceTemplatesRequest(value)
     }
 }
 impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    #[inline]
     fn from(value: ReadResourceRequest) -> Self {
         Self::ReadResourceRequest(value)
     }
 }
 impl ::std::convert::From<SubscribeRequest> for ClientRequest {
+    #[inline]
     fn from(value: SubscribeRequest) -> Self {
         Self::SubscribeRequest(value)
     }
 }
 impl ::std::convert::From<UnsubscribeRequest> for ClientRequest {
+    #[inline]
     fn from(value: UnsubscribeRequest) -> Self {
         Self::UnsubscribeRequest(value)
     }
 }
 impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListPromptsRequest) -> Self {
         Self::ListPromptsRequest(value)
     }
 }
 impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetPromptRequest) -> Self {
         Self::GetPromptRequest(value)
     }
 }
 impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListToolsRequest) -> Self {
         Self::ListToolsRequest(value)
     }
 }
 impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    #[inline]
     fn from(value: CallToolRequest) -> Self {
         Self::CallToolRequest(value)
     }
 }
 impl ::std::convert::From<SetLevelRequest> for ClientRequest {
+    #[inline]
     fn from(value: SetLevelRequest) -> Self {
         Self::SetLevelRequest(value)
     }
 }
 impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    #[inline]
     fn from(value: CompleteRequest) -> Self {
         Self::CompleteRequest(value)
     }
 }
 impl crate::support::FromValue for ClientRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -574,26 +591,31 @@ pub enum ClientResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for ClientResult {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<ElicitResult> for ClientResult {
+    #[inline]
     fn from(value: ElicitResult) -> Self {
         Self::ElicitResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ClientResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl crate::support::FromValue for ClientResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -714,11 +736,13 @@ pub struct CompleteRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -741,6 +765,7 @@ impl ::serde::Serialize for CompleteRequest {
     }
 }
 impl crate::support::FromValue for CompleteRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -865,26 +890,31 @@ pub enum ContentBlock {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for ContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for ContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for ContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ResourceLink> for ContentBlock {
+    #[inline]
     fn from(value: ResourceLink) -> Self {
         Self::ResourceLink(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -980,11 +1010,13 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1007,6 +1039,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     }
 }
 impl crate::support::FromValue for CreateMessageRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1250,11 +1283,13 @@ pub struct CreateMessageResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1343,16 +1378,19 @@ pub enum CreateMessageResultContent {
     AudioContent(AudioContent),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
@@ -1428,11 +1466,13 @@ pub struct ElicitRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1455,6 +1495,7 @@ impl ::serde::Serialize for ElicitRequest {
     }
 }
 impl crate::support::FromValue for ElicitRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1702,11 +1743,13 @@ Contains values matching the requested schema.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1788,6 +1831,7 @@ pub enum ElicitResultContentValue {
     String(::std::string::String),
 }
 impl ::std::fmt::Display for ElicitResultContentValue {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match self {
             Self::Boolean(x) => x.fmt(f),
@@ -1797,11 +1841,13 @@ impl ::std::fmt::Display for ElicitResultContentValue {
     }
 }
 impl ::std::convert::From<bool> for ElicitResultContentValue {
+    #[inline]
     fn from(value: bool) -> Self {
         Self::Boolean(value)
     }
 }
 impl ::std::convert::From<i64> for ElicitResultContentValue {
+    #[inline]
     fn from(value: i64) -> Self {
         Self::Integer(value)
     }
@@ -1999,11 +2045,13 @@ pub struct GetPromptResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2166,11 +2214,13 @@ pub struct InitializeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2193,6 +2243,7 @@ impl ::serde::Serialize for InitializeRequest {
     }
 }
 impl crate::support::FromValue for InitializeRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2333,11 +2384,13 @@ This can be used by clients to improve the LLM's understanding of available tool
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2433,26 +2486,31 @@ pub enum JsonrpcMessage {
     Error(JsonrpcError),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
 }
 impl ::std::convert::From<JsonrpcResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcResponse) -> Self {
         Self::Response(value)
     }
 }
 impl ::std::convert::From<JsonrpcError> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcError) -> Self {
         Self::Error(value)
     }
 }
 impl crate::support::FromValue for JsonrpcMessage {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2607,6 +2665,7 @@ impl ::serde::Serialize for JsonrpcRequest {
     }
 }
 impl crate::support::FromValue for JsonrpcRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2657,11 +2716,13 @@ pub struct JsonrpcRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for JsonrpcRequestParams {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2685,6 +2746,7 @@ impl ::serde::Serialize for JsonrpcRequestParams {
     }
 }
 impl crate::support::FromValue for JsonrpcRequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2723,11 +2785,13 @@ pub struct JsonrpcRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for JsonrpcRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2751,6 +2815,7 @@ impl ::serde::Serialize for JsonrpcRequestParamsMeta {
     }
 }
 impl crate::support::FromValue for JsonrpcRequestParamsMeta {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2795,11 +2860,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2882,11 +2949,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2971,11 +3040,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3060,11 +3131,13 @@ pub struct ListRootsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3089,6 +3162,7 @@ impl ::serde::Serialize for ListRootsRequest {
     }
 }
 impl crate::support::FromValue for ListRootsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3131,11 +3205,13 @@ pub struct ListRootsRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequestParams {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3197,11 +3273,13 @@ pub struct ListRootsRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3269,11 +3347,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3461,11 +3541,13 @@ pub struct PingRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3490,6 +3572,7 @@ impl ::serde::Serialize for PingRequest {
     }
 }
 impl crate::support::FromValue for PingRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3532,11 +3615,13 @@ pub struct PingRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequestParams {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3598,11 +3683,13 @@ pub struct PingRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3666,21 +3753,25 @@ pub enum PrimitiveSchemaDefinition {
     EnumSchema(EnumSchema),
 }
 impl ::std::convert::From<StringSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: StringSchema) -> Self {
         Self::StringSchema(value)
     }
 }
 impl ::std::convert::From<NumberSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: NumberSchema) -> Self {
         Self::NumberSchema(value)
     }
 }
 impl ::std::convert::From<BooleanSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: BooleanSchema) -> Self {
         Self::BooleanSchema(value)
     }
 }
 impl ::std::convert::From<EnumSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: EnumSchema) -> Self {
         Self::EnumSchema(value)
     }
@@ -4034,6 +4125,7 @@ impl ::serde::Serialize for Request {
     }
 }
 impl crate::support::FromValue for Request {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4074,11 +4166,13 @@ pub struct RequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RequestParams {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4102,6 +4196,7 @@ impl ::serde::Serialize for RequestParams {
     }
 }
 impl crate::support::FromValue for RequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4126,6 +4221,75 @@ impl crate::support::FromValue for RequestParams {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
+///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestParamsMeta {
+    ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub progress_token: ::std::option::Option<ProgressToken>,
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for RequestParamsMeta {
+    #[inline]
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    #[inline]
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
+impl ::serde::Serialize for RequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for RequestParamsMeta {
+    #[inline]
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
+            value,
+            "struct RequestParamsMeta",
+            ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
+        ) {
+            return ::std::result::Result::Err(e);
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.0,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
@@ -4786,16 +4950,19 @@ pub enum SamplingMessageContent {
     AudioContent(AudioContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
@@ -4872,26 +5039,31 @@ pub enum ServerRequest {
     ElicitRequest(ElicitRequest),
 }
 impl ::std::convert::From<PingRequest> for ServerRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
 }
 impl ::std::convert::From<ElicitRequest> for ServerRequest {
+    #[inline]
     fn from(value: ElicitRequest) -> Self {
         Self::ElicitRequest(value)
     }
 }
 impl crate::support::FromValue for ServerRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4989,56 +5161,67 @@ pub enum ServerResult {
     Result(BaseResult),
 }
 impl ::std::convert::From<InitializeResult> for ServerResult {
+    #[inline]
     fn from(value: InitializeResult) -> Self {
         Self::InitializeResult(value)
     }
 }
 impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourcesResult) -> Self {
         Self::ListResourcesResult(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourceTemplatesResult) -> Self {
         Self::ListResourceTemplatesResult(value)
     }
 }
 impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    #[inline]
     fn from(value: ListPromptsResult) -> Self {
         Self::ListPromptsResult(value)
     }
 }
 impl ::std::convert::From<GetPromptResult> for ServerResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<ListToolsResult> for ServerResult {
+    #[inline]
     fn from(value: ListToolsResult) -> Self {
         Self::ListToolsResult(value)
     }
 }
 impl ::std::convert::From<CallToolResult> for ServerResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<CompleteResult> for ServerResult {
+    #[inline]
     fn from(value: CompleteResult) -> Self {
         Self::CompleteResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ServerResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl crate::support::FromValue for ServerResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5594,11 +5777,13 @@ pub struct ToolOutputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {

@@ -2,40 +2,41 @@
 // Do not edit by hand: change codegen/ and regenerate.
 
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25::{
-    BaseResult, ClientCapabilitiesRoots, CompleteResult, EmptyResult,
-    InitializeRequestMethod, InitializedNotificationMethod, PaginatedResult,
-    PingRequestMethod, RootsListChangedNotificationMethod, SetLevelRequestMethod,
-    SubscribeRequestMethod, UnsubscribeRequestMethod,
+    BaseResult, ClientCapabilitiesRoots, CompleteResult, CreateMessageRequestMethod,
+    EmptyResult, InitializeRequestMethod, InitializedNotificationMethod,
+    ListRootsRequestMethod, PaginatedResult, PingRequestMethod,
+    RootsListChangedNotificationMethod, SetLevelRequestMethod, SubscribeRequestMethod,
+    UnsubscribeRequestMethod,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
-    ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
-    LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
-    PromptReferenceType, ReadResourceRequestMethod, RequestId,
-    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
-    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
-    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ListToolsRequestMethod, LoggingLevel, LoggingMessageNotificationMethod, ModelHint,
+    ModelPreferences, ProgressNotificationMethod, ProgressToken,
+    PromptListChangedNotificationMethod, PromptReferenceType, ReadResourceRequestMethod,
+    RequestId, ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod,
+    Role, ServerCapabilitiesPrompts, ServerCapabilitiesResources,
+    ServerCapabilitiesTools, TextContentType, ToolInputSchemaType,
+    ToolListChangedNotificationMethod,
 };
 pub use crate::shared::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     AudioContentType, ToolAnnotations,
 };
 pub use crate::shared::v2025_06_18__v2025_11_25::{
-    AudioContent, BlobResourceContents, EmbeddedResource, EmbeddedResourceResource,
-    ImageContent, ListRootsResult, ReadResourceResult, ReadResourceResultContentsItem,
-    RequestParamsMeta, ResourceContents, Root, TextContent, TextResourceContents,
-    ToolOutputSchemaType,
+    AudioContent, BlobResourceContents, ElicitRequestMethod, EmbeddedResource,
+    EmbeddedResourceResource, ImageContent, ListRootsResult, ReadResourceResult,
+    ReadResourceResultContentsItem, ResourceContents, Root, TextContent,
+    TextResourceContents, ToolOutputSchemaType,
 };
 pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
     Annotations, BaseMetadata, BooleanSchema, BooleanSchemaType,
-    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitRequestMethod,
-    ElicitResultAction, NumberSchemaType, PromptArgument, PromptReference,
-    ResourceLinkType, ResourceTemplateReference, ResourceTemplateReferenceType,
-    StringSchemaFormat, StringSchemaType,
+    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitResultAction,
+    NumberSchemaType, PromptArgument, PromptReference, ResourceLinkType,
+    ResourceTemplateReference, ResourceTemplateReferenceType, StringSchemaFormat,
+    StringSchemaType,
 };
 pub use crate::shared::v2025_11_25__v2026_07_28::{
     ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
@@ -64,11 +65,13 @@ pub struct CallToolRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -93,6 +96,7 @@ impl ::serde::Serialize for CallToolRequest {
     }
 }
 impl crate::support::FromValue for CallToolRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -255,11 +259,13 @@ pub struct CallToolRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -342,11 +348,13 @@ should be reported as an MCP error response.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -434,11 +442,13 @@ pub struct CancelTaskRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelTaskRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -463,6 +473,7 @@ impl ::serde::Serialize for CancelTaskRequest {
     }
 }
 impl crate::support::FromValue for CancelTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -534,6 +545,7 @@ impl<'de> ::serde::Deserialize<'de> for CancelTaskRequestMethod {
     }
 }
 impl crate::support::FromValue for CancelTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -622,11 +634,13 @@ This can provide context for any status, including:
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelTaskResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -765,11 +779,13 @@ pub struct CancelledNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelledNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -793,6 +809,7 @@ impl ::serde::Serialize for CancelledNotification {
     }
 }
 impl crate::support::FromValue for CancelledNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1366,31 +1383,37 @@ pub enum ClientNotification {
     RootsListChangedNotification(RootsListChangedNotification),
 }
 impl ::std::convert::From<CancelledNotification> for ClientNotification {
+    #[inline]
     fn from(value: CancelledNotification) -> Self {
         Self::CancelledNotification(value)
     }
 }
 impl ::std::convert::From<InitializedNotification> for ClientNotification {
+    #[inline]
     fn from(value: InitializedNotification) -> Self {
         Self::InitializedNotification(value)
     }
 }
 impl ::std::convert::From<ProgressNotification> for ClientNotification {
+    #[inline]
     fn from(value: ProgressNotification) -> Self {
         Self::ProgressNotification(value)
     }
 }
 impl ::std::convert::From<TaskStatusNotification> for ClientNotification {
+    #[inline]
     fn from(value: TaskStatusNotification) -> Self {
         Self::TaskStatusNotification(value)
     }
 }
 impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
+    #[inline]
     fn from(value: RootsListChangedNotification) -> Self {
         Self::RootsListChangedNotification(value)
     }
 }
 impl crate::support::FromValue for ClientNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1509,91 +1532,109 @@ pub enum ClientRequest {
     CompleteRequest(CompleteRequest),
 }
 impl ::std::convert::From<InitializeRequest> for ClientRequest {
+    #[inline]
     fn from(value: InitializeRequest) -> Self {
         Self::InitializeRequest(value)
     }
 }
 impl ::std::convert::From<PingRequest> for ClientRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourcesRequest) -> Self {
         Self::ListResourcesRequest(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourceTemplatesRequest) -> Self {
         Self::ListResourceTemplatesRequest(value)
     }
 }
 impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    #[inline]
     fn from(value: ReadResourceRequest) -> Self {
         Self::ReadResourceRequest(value)
     }
 }
 impl ::std::convert::From<SubscribeRequest> for ClientRequest {
+    #[inline]
     fn from(value: SubscribeRequest) -> Self {
         Self::SubscribeRequest(value)
     }
 }
 impl ::std::convert::From<UnsubscribeRequest> for ClientRequest {
+    #[inline]
     fn from(value: UnsubscribeRequest) -> Self {
         Self::UnsubscribeRequest(value)
     }
 }
 impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListPromptsRequest) -> Self {
         Self::ListPromptsRequest(value)
     }
 }
 impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetPromptRequest) -> Self {
         Self::GetPromptRequest(value)
     }
 }
 impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListToolsRequest) -> Self {
         Self::ListToolsRequest(value)
     }
 }
 impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    #[inline]
     fn from(value: CallToolRequest) -> Self {
         Self::CallToolRequest(value)
     }
 }
 impl ::std::convert::From<GetTaskRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetTaskRequest) -> Self {
         Self::GetTaskRequest(value)
     }
 }
 impl ::std::convert::From<GetTaskPayloadRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetTaskPayloadRequest) -> Self {
         Self::GetTaskPayloadRequest(value)
     }
 }
 impl ::std::convert::From<CancelTaskRequest> for ClientRequest {
+    #[inline]
     fn from(value: CancelTaskRequest) -> Self {
         Self::CancelTaskRequest(value)
     }
 }
 impl ::std::convert::From<ListTasksRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListTasksRequest) -> Self {
         Self::ListTasksRequest(value)
     }
 }
 impl ::std::convert::From<SetLevelRequest> for ClientRequest {
+    #[inline]
     fn from(value: SetLevelRequest) -> Self {
         Self::SetLevelRequest(value)
     }
 }
 impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    #[inline]
     fn from(value: CompleteRequest) -> Self {
         Self::CompleteRequest(value)
     }
 }
 impl crate::support::FromValue for ClientRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1845,46 +1886,55 @@ pub enum ClientResult {
     GetTaskPayloadResult(GetTaskPayloadResult),
 }
 impl ::std::convert::From<GetTaskResult> for ClientResult {
+    #[inline]
     fn from(value: GetTaskResult) -> Self {
         Self::GetTaskResult(value)
     }
 }
 impl ::std::convert::From<CancelTaskResult> for ClientResult {
+    #[inline]
     fn from(value: CancelTaskResult) -> Self {
         Self::CancelTaskResult(value)
     }
 }
 impl ::std::convert::From<ListTasksResult> for ClientResult {
+    #[inline]
     fn from(value: ListTasksResult) -> Self {
         Self::ListTasksResult(value)
     }
 }
 impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for ClientResult {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<ElicitResult> for ClientResult {
+    #[inline]
     fn from(value: ElicitResult) -> Self {
         Self::ElicitResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ClientResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl ::std::convert::From<GetTaskPayloadResult> for ClientResult {
+    #[inline]
     fn from(value: GetTaskPayloadResult) -> Self {
         Self::GetTaskPayloadResult(value)
     }
 }
 impl crate::support::FromValue for ClientResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2097,11 +2147,13 @@ pub struct CompleteRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2126,6 +2178,7 @@ impl ::serde::Serialize for CompleteRequest {
     }
 }
 impl crate::support::FromValue for CompleteRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2273,11 +2326,13 @@ pub struct CompleteRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2341,26 +2396,31 @@ pub enum ContentBlock {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for ContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for ContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for ContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ResourceLink> for ContentBlock {
+    #[inline]
     fn from(value: ResourceLink) -> Self {
         Self::ResourceLink(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -2458,11 +2518,13 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2487,6 +2549,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     }
 }
 impl crate::support::FromValue for CreateMessageRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2811,11 +2874,13 @@ pub struct CreateMessageRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2895,11 +2960,13 @@ This field is an open string to allow for provider-specific stop reasons.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2991,32 +3058,38 @@ pub enum CreateMessageResultContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for CreateMessageResultContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -3118,11 +3191,13 @@ pub struct CreateTaskResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateTaskResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3147,6 +3222,7 @@ impl ::serde::Serialize for CreateTaskResult {
     }
 }
 impl crate::support::FromValue for CreateTaskResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3194,11 +3270,13 @@ pub struct ElicitRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3223,6 +3301,7 @@ impl ::serde::Serialize for ElicitRequest {
     }
 }
 impl crate::support::FromValue for ElicitRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3398,11 +3477,13 @@ pub struct ElicitRequestFormParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequestFormParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3463,11 +3544,13 @@ pub enum ElicitRequestParams {
     FormParams(ElicitRequestFormParams),
 }
 impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestUrlParams) -> Self {
         Self::UrlParams(value)
     }
 }
 impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestFormParams) -> Self {
         Self::FormParams(value)
     }
@@ -3694,11 +3777,13 @@ pub struct ElicitRequestUrlParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequestUrlParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3773,11 +3858,13 @@ Omitted for out-of-band mode responses.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3860,11 +3947,13 @@ pub struct ElicitationCompleteNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitationCompleteNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3888,6 +3977,7 @@ impl ::serde::Serialize for ElicitationCompleteNotification {
     }
 }
 impl crate::support::FromValue for ElicitationCompleteNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3955,6 +4045,7 @@ impl<'de> ::serde::Deserialize<'de> for ElicitationCompleteNotificationMethod {
     }
 }
 impl crate::support::FromValue for ElicitationCompleteNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4028,11 +4119,13 @@ pub struct GetPromptRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4057,6 +4150,7 @@ impl ::serde::Serialize for GetPromptRequest {
     }
 }
 impl crate::support::FromValue for GetPromptRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4204,11 +4298,13 @@ pub struct GetPromptRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4275,11 +4371,13 @@ pub struct GetPromptResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4358,11 +4456,13 @@ pub struct GetTaskPayloadRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskPayloadRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4387,6 +4487,7 @@ impl ::serde::Serialize for GetTaskPayloadRequest {
     }
 }
 impl crate::support::FromValue for GetTaskPayloadRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4458,6 +4559,7 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadRequestMethod {
     }
 }
 impl crate::support::FromValue for GetTaskPayloadRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4531,11 +4633,13 @@ pub struct GetTaskPayloadResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskPayloadResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4601,11 +4705,13 @@ pub struct GetTaskRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4630,6 +4736,7 @@ impl ::serde::Serialize for GetTaskRequest {
     }
 }
 impl crate::support::FromValue for GetTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4701,6 +4808,7 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskRequestMethod {
     }
 }
 impl crate::support::FromValue for GetTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4788,11 +4896,13 @@ This can provide context for any status, including:
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4924,11 +5034,13 @@ pub struct InitializeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4953,6 +5065,7 @@ impl ::serde::Serialize for InitializeRequest {
     }
 }
 impl crate::support::FromValue for InitializeRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5108,11 +5221,13 @@ pub struct InitializeRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5184,11 +5299,13 @@ This can be used by clients to improve the LLM's understanding of available tool
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5284,11 +5401,13 @@ pub struct InitializedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5314,6 +5433,7 @@ impl ::serde::Serialize for InitializedNotification {
     }
 }
 impl crate::support::FromValue for InitializedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5363,26 +5483,31 @@ pub enum JsonrpcMessage {
     ErrorResponse(JsonrpcErrorResponse),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
 }
 impl ::std::convert::From<JsonrpcResultResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcResultResponse) -> Self {
         Self::ResultResponse(value)
     }
 }
 impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcErrorResponse) -> Self {
         Self::ErrorResponse(value)
     }
 }
 impl crate::support::FromValue for JsonrpcMessage {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5502,16 +5627,19 @@ pub enum JsonrpcResponse {
     ErrorResponse(JsonrpcErrorResponse),
 }
 impl ::std::convert::From<JsonrpcResultResponse> for JsonrpcResponse {
+    #[inline]
     fn from(value: JsonrpcResultResponse) -> Self {
         Self::ResultResponse(value)
     }
 }
 impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcResponse {
+    #[inline]
     fn from(value: JsonrpcErrorResponse) -> Self {
         Self::ErrorResponse(value)
     }
 }
 impl crate::support::FromValue for JsonrpcResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5627,6 +5755,7 @@ impl ::serde::Serialize for JsonrpcResultResponse {
     }
 }
 impl crate::support::FromValue for JsonrpcResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5676,11 +5805,13 @@ pub struct ListPromptsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5707,6 +5838,7 @@ impl ::serde::Serialize for ListPromptsRequest {
     }
 }
 impl crate::support::FromValue for ListPromptsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5766,11 +5898,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5849,11 +5983,13 @@ pub struct ListResourceTemplatesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5880,6 +6016,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
     }
 }
 impl crate::support::FromValue for ListResourceTemplatesRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5939,11 +6076,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6024,11 +6163,13 @@ pub struct ListResourcesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6055,6 +6196,7 @@ impl ::serde::Serialize for ListResourcesRequest {
     }
 }
 impl crate::support::FromValue for ListResourcesRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6114,11 +6256,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6205,11 +6349,13 @@ pub struct ListRootsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6236,6 +6382,7 @@ impl ::serde::Serialize for ListRootsRequest {
     }
 }
 impl crate::support::FromValue for ListRootsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6291,11 +6438,13 @@ pub struct ListTasksRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListTasksRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6322,6 +6471,7 @@ impl ::serde::Serialize for ListTasksRequest {
     }
 }
 impl crate::support::FromValue for ListTasksRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6392,6 +6542,7 @@ impl<'de> ::serde::Deserialize<'de> for ListTasksRequestMethod {
     }
 }
 impl crate::support::FromValue for ListTasksRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6412,11 +6563,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListTasksResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6495,11 +6648,13 @@ pub struct ListToolsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6526,6 +6681,7 @@ impl ::serde::Serialize for ListToolsRequest {
     }
 }
 impl crate::support::FromValue for ListToolsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6585,11 +6741,13 @@ If present, there may be more results available.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6667,11 +6825,13 @@ pub struct LoggingMessageNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for LoggingMessageNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6695,6 +6855,7 @@ impl ::serde::Serialize for LoggingMessageNotification {
     }
 }
 impl crate::support::FromValue for LoggingMessageNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6947,6 +7108,7 @@ impl ::serde::Serialize for PaginatedRequest {
     }
 }
 impl crate::support::FromValue for PaginatedRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7074,11 +7236,13 @@ pub struct PaginatedRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PaginatedRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7142,11 +7306,13 @@ pub struct PingRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7173,6 +7339,7 @@ impl ::serde::Serialize for PingRequest {
     }
 }
 impl crate::support::FromValue for PingRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7227,11 +7394,13 @@ pub struct ProgressNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ProgressNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7255,6 +7424,7 @@ impl ::serde::Serialize for ProgressNotification {
     }
 }
 impl crate::support::FromValue for ProgressNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7582,11 +7752,13 @@ pub struct PromptListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PromptListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7612,6 +7784,7 @@ impl ::serde::Serialize for PromptListChangedNotification {
     }
 }
 impl crate::support::FromValue for PromptListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7729,11 +7902,13 @@ pub struct ReadResourceRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7758,6 +7933,7 @@ impl ::serde::Serialize for ReadResourceRequest {
     }
 }
 impl crate::support::FromValue for ReadResourceRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7882,11 +8058,13 @@ pub struct ReadResourceRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7967,6 +8145,7 @@ impl ::serde::Serialize for RelatedTaskMetadata {
     }
 }
 impl crate::support::FromValue for RelatedTaskMetadata {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8044,6 +8223,74 @@ impl crate::support::FromValue for RequestParams {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
+///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestParamsMeta {
+    ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub progress_token: ::std::option::Option<ProgressToken>,
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for RequestParamsMeta {
+    #[inline]
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    #[inline]
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
+impl ::serde::Serialize for RequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for RequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let mut field0: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
+            ::std::option::Option::None,
+        );
+        let mut rest = ::serde_json::Map::new();
+        if let ::std::result::Result::Err(e) = crate::support::fill(
+            value,
+            "struct RequestParamsMeta",
+            ::std::option::Option::None,
+            &["progressToken"],
+            &mut [&mut field0],
+            ::std::option::Option::Some(&mut rest),
+        ) {
+            return ::std::result::Result::Err(e);
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.0,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
@@ -8512,11 +8759,13 @@ pub struct ResourceListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8542,6 +8791,7 @@ impl ::serde::Serialize for ResourceListChangedNotification {
     }
 }
 impl crate::support::FromValue for ResourceListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8617,6 +8867,7 @@ impl ::serde::Serialize for ResourceRequestParams {
     }
 }
 impl crate::support::FromValue for ResourceRequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8658,11 +8909,13 @@ pub struct ResourceRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8686,6 +8939,7 @@ impl ::serde::Serialize for ResourceRequestParamsMeta {
     }
 }
 impl crate::support::FromValue for ResourceRequestParamsMeta {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8929,11 +9183,13 @@ pub struct ResourceUpdatedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8957,6 +9213,7 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
     }
 }
 impl crate::support::FromValue for ResourceUpdatedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9084,11 +9341,13 @@ pub struct RootsListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RootsListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9114,6 +9373,7 @@ impl ::serde::Serialize for RootsListChangedNotification {
     }
 }
 impl crate::support::FromValue for RootsListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9249,32 +9509,38 @@ pub enum SamplingMessageContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for SamplingMessageContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -9375,26 +9641,31 @@ pub enum SamplingMessageContentBlock {
     ToolResultContent(ToolResultContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
@@ -9901,51 +10172,61 @@ pub enum ServerNotification {
     ElicitationCompleteNotification(ElicitationCompleteNotification),
 }
 impl ::std::convert::From<CancelledNotification> for ServerNotification {
+    #[inline]
     fn from(value: CancelledNotification) -> Self {
         Self::CancelledNotification(value)
     }
 }
 impl ::std::convert::From<ProgressNotification> for ServerNotification {
+    #[inline]
     fn from(value: ProgressNotification) -> Self {
         Self::ProgressNotification(value)
     }
 }
 impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceListChangedNotification) -> Self {
         Self::ResourceListChangedNotification(value)
     }
 }
 impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceUpdatedNotification) -> Self {
         Self::ResourceUpdatedNotification(value)
     }
 }
 impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: PromptListChangedNotification) -> Self {
         Self::PromptListChangedNotification(value)
     }
 }
 impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ToolListChangedNotification) -> Self {
         Self::ToolListChangedNotification(value)
     }
 }
 impl ::std::convert::From<TaskStatusNotification> for ServerNotification {
+    #[inline]
     fn from(value: TaskStatusNotification) -> Self {
         Self::TaskStatusNotification(value)
     }
 }
 impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+    #[inline]
     fn from(value: LoggingMessageNotification) -> Self {
         Self::LoggingMessageNotification(value)
     }
 }
 impl ::std::convert::From<ElicitationCompleteNotification> for ServerNotification {
+    #[inline]
     fn from(value: ElicitationCompleteNotification) -> Self {
         Self::ElicitationCompleteNotification(value)
     }
 }
 impl crate::support::FromValue for ServerNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10107,46 +10388,55 @@ pub enum ServerRequest {
     ElicitRequest(ElicitRequest),
 }
 impl ::std::convert::From<PingRequest> for ServerRequest {
+    #[inline]
     fn from(value: PingRequest) -> Self {
         Self::PingRequest(value)
     }
 }
 impl ::std::convert::From<GetTaskRequest> for ServerRequest {
+    #[inline]
     fn from(value: GetTaskRequest) -> Self {
         Self::GetTaskRequest(value)
     }
 }
 impl ::std::convert::From<GetTaskPayloadRequest> for ServerRequest {
+    #[inline]
     fn from(value: GetTaskPayloadRequest) -> Self {
         Self::GetTaskPayloadRequest(value)
     }
 }
 impl ::std::convert::From<CancelTaskRequest> for ServerRequest {
+    #[inline]
     fn from(value: CancelTaskRequest) -> Self {
         Self::CancelTaskRequest(value)
     }
 }
 impl ::std::convert::From<ListTasksRequest> for ServerRequest {
+    #[inline]
     fn from(value: ListTasksRequest) -> Self {
         Self::ListTasksRequest(value)
     }
 }
 impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
 }
 impl ::std::convert::From<ElicitRequest> for ServerRequest {
+    #[inline]
     fn from(value: ElicitRequest) -> Self {
         Self::ElicitRequest(value)
     }
 }
 impl crate::support::FromValue for ServerRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10296,76 +10586,91 @@ pub enum ServerResult {
     GetTaskPayloadResult(GetTaskPayloadResult),
 }
 impl ::std::convert::From<InitializeResult> for ServerResult {
+    #[inline]
     fn from(value: InitializeResult) -> Self {
         Self::InitializeResult(value)
     }
 }
 impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourcesResult) -> Self {
         Self::ListResourcesResult(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourceTemplatesResult) -> Self {
         Self::ListResourceTemplatesResult(value)
     }
 }
 impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    #[inline]
     fn from(value: ListPromptsResult) -> Self {
         Self::ListPromptsResult(value)
     }
 }
 impl ::std::convert::From<GetPromptResult> for ServerResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<ListToolsResult> for ServerResult {
+    #[inline]
     fn from(value: ListToolsResult) -> Self {
         Self::ListToolsResult(value)
     }
 }
 impl ::std::convert::From<CallToolResult> for ServerResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<GetTaskResult> for ServerResult {
+    #[inline]
     fn from(value: GetTaskResult) -> Self {
         Self::GetTaskResult(value)
     }
 }
 impl ::std::convert::From<CancelTaskResult> for ServerResult {
+    #[inline]
     fn from(value: CancelTaskResult) -> Self {
         Self::CancelTaskResult(value)
     }
 }
 impl ::std::convert::From<ListTasksResult> for ServerResult {
+    #[inline]
     fn from(value: ListTasksResult) -> Self {
         Self::ListTasksResult(value)
     }
 }
 impl ::std::convert::From<CompleteResult> for ServerResult {
+    #[inline]
     fn from(value: CompleteResult) -> Self {
         Self::CompleteResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ServerResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl ::std::convert::From<GetTaskPayloadResult> for ServerResult {
+    #[inline]
     fn from(value: GetTaskPayloadResult) -> Self {
         Self::GetTaskPayloadResult(value)
     }
 }
 impl crate::support::FromValue for ServerResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10696,11 +11001,13 @@ pub struct SetLevelRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SetLevelRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -10725,6 +11032,7 @@ impl ::serde::Serialize for SetLevelRequest {
     }
 }
 impl crate::support::FromValue for SetLevelRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10849,11 +11157,13 @@ pub struct SetLevelRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SetLevelRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -10917,11 +11227,13 @@ pub struct SubscribeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscribeRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -10946,6 +11258,7 @@ impl ::serde::Serialize for SubscribeRequest {
     }
 }
 impl crate::support::FromValue for SubscribeRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11069,11 +11382,13 @@ pub struct SubscribeRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscribeRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11343,6 +11658,7 @@ impl ::serde::Serialize for TaskAugmentedRequestParams {
     }
 }
 impl crate::support::FromValue for TaskAugmentedRequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11383,11 +11699,13 @@ pub struct TaskAugmentedRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for TaskAugmentedRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11411,6 +11729,7 @@ impl ::serde::Serialize for TaskAugmentedRequestParamsMeta {
     }
 }
 impl crate::support::FromValue for TaskAugmentedRequestParamsMeta {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11509,6 +11828,7 @@ pub enum TaskStatus {
     Working,
 }
 impl ::std::fmt::Display for TaskStatus {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Cancelled => f.write_str("cancelled"),
@@ -11521,6 +11841,7 @@ impl ::std::fmt::Display for TaskStatus {
 }
 impl ::std::str::FromStr for TaskStatus {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "cancelled" => Ok(Self::Cancelled),
@@ -11534,12 +11855,14 @@ impl ::std::str::FromStr for TaskStatus {
 }
 impl ::std::convert::TryFrom<&str> for TaskStatus {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TaskStatus {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -11595,11 +11918,13 @@ pub struct TaskStatusNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for TaskStatusNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11623,6 +11948,7 @@ impl ::serde::Serialize for TaskStatusNotification {
     }
 }
 impl crate::support::FromValue for TaskStatusNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11690,6 +12016,7 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationMethod {
     }
 }
 impl crate::support::FromValue for TaskStatusNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12188,6 +12515,7 @@ pub enum ToolExecutionTaskSupport {
     Required,
 }
 impl ::std::fmt::Display for ToolExecutionTaskSupport {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Forbidden => f.write_str("forbidden"),
@@ -12198,6 +12526,7 @@ impl ::std::fmt::Display for ToolExecutionTaskSupport {
 }
 impl ::std::str::FromStr for ToolExecutionTaskSupport {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "forbidden" => Ok(Self::Forbidden),
@@ -12209,12 +12538,14 @@ impl ::std::str::FromStr for ToolExecutionTaskSupport {
 }
 impl ::std::convert::TryFrom<&str> for ToolExecutionTaskSupport {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ToolExecutionTaskSupport {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -12272,11 +12603,13 @@ pub struct ToolInputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolInputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12364,11 +12697,13 @@ pub struct ToolListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12394,6 +12729,7 @@ impl ::serde::Serialize for ToolListChangedNotification {
     }
 }
 impl crate::support::FromValue for ToolListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12453,11 +12789,13 @@ pub struct ToolOutputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12821,11 +13159,13 @@ pub struct UnsubscribeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for UnsubscribeRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12850,6 +13190,7 @@ impl ::serde::Serialize for UnsubscribeRequest {
     }
 }
 impl crate::support::FromValue for UnsubscribeRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12974,11 +13315,13 @@ pub struct UnsubscribeRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for UnsubscribeRequestParamsMeta {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13075,6 +13418,7 @@ impl ::serde::Serialize for UrlElicitationRequiredError {
     }
 }
 impl crate::support::FromValue for UrlElicitationRequiredError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13151,6 +13495,7 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorError {
     }
 }
 impl crate::support::FromValue for UrlElicitationRequiredErrorError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13195,17 +13540,20 @@ impl<'de> ::serde::Deserialize<'de> for UrlElicitationRequiredErrorError {
 pub struct UrlElicitationRequiredErrorErrorCode(i64);
 impl ::std::ops::Deref for UrlElicitationRequiredErrorErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<UrlElicitationRequiredErrorErrorCode> for i64 {
+    #[inline]
     fn from(value: UrlElicitationRequiredErrorErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for UrlElicitationRequiredErrorErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32042_i64].contains(&value) {
             Err("invalid value".into())
@@ -13232,6 +13580,7 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorErrorCode {
     }
 }
 impl crate::support::FromValue for UrlElicitationRequiredErrorErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13245,11 +13594,13 @@ pub struct UrlElicitationRequiredErrorErrorData {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for UrlElicitationRequiredErrorErrorData {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13271,6 +13622,7 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorErrorData {
     }
 }
 impl crate::support::FromValue for UrlElicitationRequiredErrorErrorData {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {

@@ -387,6 +387,7 @@ pub const METHODS: [crate::MethodInfo; 18usize] = [
     },
 ];
 /// Looks a method up by its wire name.
+#[inline]
 pub fn method(name: &str) -> ::std::option::Option<&'static crate::MethodInfo> {
     match name {
         "completion/complete" => ::std::option::Option::Some(&METHODS[0usize]),
@@ -526,6 +527,7 @@ impl ::serde::Serialize for AnyResult {
 }
 /// Parses a result by the method of the request it answers (a result carries no
 /// discriminator of its own). `None` if `method` is not a request of this revision.
+#[inline]
 pub fn parse_result(
     method: &str,
     value: ::serde_json::Value,

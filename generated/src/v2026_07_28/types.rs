@@ -3,27 +3,27 @@
 
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
-    ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
-    LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
-    PromptReferenceType, ReadResourceRequestMethod, RequestId,
-    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
-    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
-    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ListToolsRequestMethod, LoggingLevel, LoggingMessageNotificationMethod, ModelHint,
+    ModelPreferences, ProgressNotificationMethod, ProgressToken,
+    PromptListChangedNotificationMethod, PromptReferenceType, ReadResourceRequestMethod,
+    RequestId, ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod,
+    Role, ServerCapabilitiesPrompts, ServerCapabilitiesResources,
+    ServerCapabilitiesTools, TextContentType, ToolInputSchemaType,
+    ToolListChangedNotificationMethod,
 };
 pub use crate::shared::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     AudioContentType, ToolAnnotations,
 };
 pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
     Annotations, BaseMetadata, BooleanSchema, BooleanSchemaType,
-    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitRequestMethod,
-    ElicitResultAction, NumberSchemaType, PromptArgument, PromptReference,
-    ResourceLinkType, ResourceTemplateReference, ResourceTemplateReferenceType,
-    StringSchemaFormat, StringSchemaType,
+    CompleteRequestParamsContext, CompleteRequestParamsRef, ElicitResultAction,
+    NumberSchemaType, PromptArgument, PromptReference, ResourceLinkType,
+    ResourceTemplateReference, ResourceTemplateReferenceType, StringSchemaFormat,
+    StringSchemaType,
 };
 pub use crate::shared::v2025_11_25__v2026_07_28::{
     ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
@@ -166,21 +166,25 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl ::std::convert::From<ClientResult> for BaseResult {
+    #[inline]
     fn from(value: ClientResult) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<EmptyResult> for BaseResult {
+    #[inline]
     fn from(value: EmptyResult) -> Self {
         value.0
     }
 }
 impl crate::KeepsUnknownKeys for BaseResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -205,6 +209,7 @@ impl ::serde::Serialize for BaseResult {
     }
 }
 impl crate::support::FromValue for BaseResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -372,11 +377,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CacheableResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -403,6 +410,7 @@ impl ::serde::Serialize for CacheableResult {
     }
 }
 impl crate::support::FromValue for CacheableResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -468,6 +476,7 @@ pub enum CacheableResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for CacheableResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -477,6 +486,7 @@ impl ::std::fmt::Display for CacheableResultCacheScope {
 }
 impl ::std::str::FromStr for CacheableResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -487,12 +497,14 @@ impl ::std::str::FromStr for CacheableResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for CacheableResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for CacheableResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -512,6 +524,7 @@ impl ::serde::Serialize for CacheableResultCacheScope {
     }
 }
 impl crate::support::FromValue for CacheableResultCacheScope {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -540,11 +553,13 @@ pub struct CallToolRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -569,6 +584,7 @@ impl ::serde::Serialize for CallToolRequest {
     }
 }
 impl crate::support::FromValue for CallToolRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -776,11 +792,13 @@ that conforms to the tool's outputSchema if one is defined.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -898,6 +916,7 @@ impl ::serde::Serialize for CallToolResultResponse {
     }
 }
 impl crate::support::FromValue for CallToolResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -944,11 +963,13 @@ pub enum CallToolResultResponseResult {
     InputRequiredResult(InputRequiredResult),
 }
 impl ::std::convert::From<CallToolResult> for CallToolResultResponseResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<InputRequiredResult> for CallToolResultResponseResult {
+    #[inline]
     fn from(value: InputRequiredResult) -> Self {
         Self::InputRequiredResult(value)
     }
@@ -1055,11 +1076,13 @@ pub struct CancelledNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelledNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1083,6 +1106,7 @@ impl ::serde::Serialize for CancelledNotification {
     }
 }
 impl crate::support::FromValue for CancelledNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1377,11 +1401,13 @@ pub struct ClientNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ClientNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1405,6 +1431,7 @@ impl ::serde::Serialize for ClientNotification {
     }
 }
 impl crate::support::FromValue for ClientNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1472,6 +1499,7 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotificationMethod {
     }
 }
 impl crate::support::FromValue for ClientNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1493,56 +1521,67 @@ pub enum ClientRequest {
     CompleteRequest(CompleteRequest),
 }
 impl ::std::convert::From<DiscoverRequest> for ClientRequest {
+    #[inline]
     fn from(value: DiscoverRequest) -> Self {
         Self::DiscoverRequest(value)
     }
 }
 impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourcesRequest) -> Self {
         Self::ListResourcesRequest(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListResourceTemplatesRequest) -> Self {
         Self::ListResourceTemplatesRequest(value)
     }
 }
 impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    #[inline]
     fn from(value: ReadResourceRequest) -> Self {
         Self::ReadResourceRequest(value)
     }
 }
 impl ::std::convert::From<SubscriptionsListenRequest> for ClientRequest {
+    #[inline]
     fn from(value: SubscriptionsListenRequest) -> Self {
         Self::SubscriptionsListenRequest(value)
     }
 }
 impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListPromptsRequest) -> Self {
         Self::ListPromptsRequest(value)
     }
 }
 impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    #[inline]
     fn from(value: GetPromptRequest) -> Self {
         Self::GetPromptRequest(value)
     }
 }
 impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    #[inline]
     fn from(value: ListToolsRequest) -> Self {
         Self::ListToolsRequest(value)
     }
 }
 impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    #[inline]
     fn from(value: CallToolRequest) -> Self {
         Self::CallToolRequest(value)
     }
 }
 impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    #[inline]
     fn from(value: CompleteRequest) -> Self {
         Self::CompleteRequest(value)
     }
 }
 impl crate::support::FromValue for ClientRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1704,11 +1743,13 @@ impl ::serde::Serialize for ClientRequest {
 pub struct ClientResult(pub BaseResult);
 impl ::std::ops::Deref for ClientResult {
     type Target = BaseResult;
+    #[inline]
     fn deref(&self) -> &BaseResult {
         &self.0
     }
 }
 impl ::std::convert::From<BaseResult> for ClientResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self(value)
     }
@@ -1722,6 +1763,7 @@ impl ::serde::Serialize for ClientResult {
     }
 }
 impl crate::support::FromValue for ClientResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1748,11 +1790,13 @@ pub struct CompleteRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -1777,6 +1821,7 @@ impl ::serde::Serialize for CompleteRequest {
     }
 }
 impl crate::support::FromValue for CompleteRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -1939,11 +1984,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2049,6 +2096,7 @@ impl ::serde::Serialize for CompleteResultResponse {
     }
 }
 impl crate::support::FromValue for CompleteResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2098,26 +2146,31 @@ pub enum ContentBlock {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for ContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for ContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for ContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ResourceLink> for ContentBlock {
+    #[inline]
     fn from(value: ResourceLink) -> Self {
         Self::ResourceLink(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -2213,11 +2266,13 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2274,6 +2329,38 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
         crate::support::deserialize(deserializer)
+    }
+}
+///`CreateMessageRequestMethod`
+///
+///Always `"sampling/createMessage"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CreateMessageRequestMethod;
+impl CreateMessageRequestMethod {
+    /// The value on the wire.
+    pub const VALUE: &'static str = "sampling/createMessage";
+}
+impl ::serde::Serialize for CreateMessageRequestMethod {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str("sampling/createMessage")
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestMethod {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::expect_const(deserializer, "sampling/createMessage")
+            .map(|()| Self)
+    }
+}
+impl crate::support::FromValue for CreateMessageRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
     }
 }
 ///Parameters for a `sampling/createMessage` request.
@@ -2532,11 +2619,13 @@ This field is an open string to allow for provider-specific stop reasons.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2626,32 +2715,38 @@ pub enum CreateMessageResultContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for CreateMessageResultContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -2755,11 +2850,13 @@ pub struct DiscoverRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for DiscoverRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -2784,6 +2881,7 @@ impl ::serde::Serialize for DiscoverRequest {
     }
 }
 impl crate::support::FromValue for DiscoverRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2855,6 +2953,7 @@ impl<'de> ::serde::Deserialize<'de> for DiscoverRequestMethod {
     }
 }
 impl crate::support::FromValue for DiscoverRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -2908,11 +3007,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for DiscoverResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3043,6 +3144,7 @@ pub enum DiscoverResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for DiscoverResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -3052,6 +3154,7 @@ impl ::std::fmt::Display for DiscoverResultCacheScope {
 }
 impl ::std::str::FromStr for DiscoverResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -3062,12 +3165,14 @@ impl ::std::str::FromStr for DiscoverResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for DiscoverResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for DiscoverResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -3141,6 +3246,7 @@ impl ::serde::Serialize for DiscoverResultResponse {
     }
 }
 impl crate::support::FromValue for DiscoverResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3188,11 +3294,13 @@ pub struct ElicitRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3336,6 +3444,37 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParams {
         crate::support::deserialize(deserializer)
     }
 }
+///`ElicitRequestMethod`
+///
+///Always `"elicitation/create"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ElicitRequestMethod;
+impl ElicitRequestMethod {
+    /// The value on the wire.
+    pub const VALUE: &'static str = "elicitation/create";
+}
+impl ::serde::Serialize for ElicitRequestMethod {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str("elicitation/create")
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestMethod {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::expect_const(deserializer, "elicitation/create").map(|()| Self)
+    }
+}
+impl crate::support::FromValue for ElicitRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///The parameters for a request to elicit additional information from the user via the client.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ElicitRequestParams {
@@ -3343,11 +3482,13 @@ pub enum ElicitRequestParams {
     UrlParams(ElicitRequestUrlParams),
 }
 impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestFormParams) -> Self {
         Self::FormParams(value)
     }
 }
 impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestUrlParams) -> Self {
         Self::UrlParams(value)
     }
@@ -3523,11 +3664,13 @@ Omitted for out-of-band mode responses.*/
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3697,11 +3840,13 @@ pub enum EmbeddedResourceResource {
     BlobResourceContents(BlobResourceContents),
 }
 impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+    #[inline]
     fn from(value: TextResourceContents) -> Self {
         Self::TextResourceContents(value)
     }
 }
 impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+    #[inline]
     fn from(value: BlobResourceContents) -> Self {
         Self::BlobResourceContents(value)
     }
@@ -3792,11 +3937,13 @@ impl ::serde::Serialize for EmbeddedResourceResource {
 pub struct EmptyResult(pub BaseResult);
 impl ::std::ops::Deref for EmptyResult {
     type Target = BaseResult;
+    #[inline]
     fn deref(&self) -> &BaseResult {
         &self.0
     }
 }
 impl ::std::convert::From<BaseResult> for EmptyResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self(value)
     }
@@ -3810,6 +3957,7 @@ impl ::serde::Serialize for EmptyResult {
     }
 }
 impl crate::support::FromValue for EmptyResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -3836,11 +3984,13 @@ pub struct GetPromptRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -3865,6 +4015,7 @@ impl ::serde::Serialize for GetPromptRequest {
     }
 }
 impl crate::support::FromValue for GetPromptRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4059,11 +4210,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4174,6 +4327,7 @@ impl ::serde::Serialize for GetPromptResultResponse {
     }
 }
 impl crate::support::FromValue for GetPromptResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4220,11 +4374,13 @@ pub enum GetPromptResultResponseResult {
     InputRequiredResult(InputRequiredResult),
 }
 impl ::std::convert::From<GetPromptResult> for GetPromptResultResponseResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<InputRequiredResult> for GetPromptResultResponseResult {
+    #[inline]
     fn from(value: InputRequiredResult) -> Self {
         Self::InputRequiredResult(value)
     }
@@ -4354,6 +4510,7 @@ impl ::serde::Serialize for HeaderMismatchError {
     }
 }
 impl crate::support::FromValue for HeaderMismatchError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4437,6 +4594,7 @@ impl ::serde::Serialize for HeaderMismatchErrorError {
     }
 }
 impl crate::support::FromValue for HeaderMismatchErrorError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4480,17 +4638,20 @@ impl<'de> ::serde::Deserialize<'de> for HeaderMismatchErrorError {
 pub struct HeaderMismatchErrorErrorCode(i64);
 impl ::std::ops::Deref for HeaderMismatchErrorErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<HeaderMismatchErrorErrorCode> for i64 {
+    #[inline]
     fn from(value: HeaderMismatchErrorErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for HeaderMismatchErrorErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32020_i64].contains(&value) {
             Err("invalid value".into())
@@ -4517,6 +4678,7 @@ impl ::serde::Serialize for HeaderMismatchErrorErrorCode {
     }
 }
 impl crate::support::FromValue for HeaderMismatchErrorErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4640,16 +4802,19 @@ pub enum InputRequest {
     ElicitRequest(ElicitRequest),
 }
 impl ::std::convert::From<CreateMessageRequest> for InputRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for InputRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
 }
 impl ::std::convert::From<ElicitRequest> for InputRequest {
+    #[inline]
     fn from(value: ElicitRequest) -> Self {
         Self::ElicitRequest(value)
     }
@@ -4731,6 +4896,7 @@ pub struct InputRequests(
 );
 impl ::std::ops::Deref for InputRequests {
     type Target = ::std::collections::BTreeMap<::std::string::String, InputRequest>;
+    #[inline]
     fn deref(
         &self,
     ) -> &::std::collections::BTreeMap<::std::string::String, InputRequest> {
@@ -4739,6 +4905,7 @@ impl ::std::ops::Deref for InputRequests {
 }
 impl ::std::convert::From<InputRequests>
 for ::std::collections::BTreeMap<::std::string::String, InputRequest> {
+    #[inline]
     fn from(value: InputRequests) -> Self {
         value.0
     }
@@ -4746,6 +4913,7 @@ for ::std::collections::BTreeMap<::std::string::String, InputRequest> {
 impl ::std::convert::From<
     ::std::collections::BTreeMap<::std::string::String, InputRequest>,
 > for InputRequests {
+    #[inline]
     fn from(
         value: ::std::collections::BTreeMap<::std::string::String, InputRequest>,
     ) -> Self {
@@ -4797,11 +4965,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InputRequiredResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4885,16 +5055,19 @@ pub enum InputResponse {
     ElicitResult(ElicitResult),
 }
 impl ::std::convert::From<CreateMessageResult> for InputResponse {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for InputResponse {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<ElicitResult> for InputResponse {
+    #[inline]
     fn from(value: ElicitResult) -> Self {
         Self::ElicitResult(value)
     }
@@ -5077,6 +5250,7 @@ impl crate::support::FromParams for InputResponseRequestParams {
     }
 }
 impl crate::support::FromValue for InputResponseRequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5102,6 +5276,7 @@ pub struct InputResponses(
 );
 impl ::std::ops::Deref for InputResponses {
     type Target = ::std::collections::BTreeMap<::std::string::String, InputResponse>;
+    #[inline]
     fn deref(
         &self,
     ) -> &::std::collections::BTreeMap<::std::string::String, InputResponse> {
@@ -5110,6 +5285,7 @@ impl ::std::ops::Deref for InputResponses {
 }
 impl ::std::convert::From<InputResponses>
 for ::std::collections::BTreeMap<::std::string::String, InputResponse> {
+    #[inline]
     fn from(value: InputResponses) -> Self {
         value.0
     }
@@ -5117,6 +5293,7 @@ for ::std::collections::BTreeMap<::std::string::String, InputResponse> {
 impl ::std::convert::From<
     ::std::collections::BTreeMap<::std::string::String, InputResponse>,
 > for InputResponses {
+    #[inline]
     fn from(
         value: ::std::collections::BTreeMap<::std::string::String, InputResponse>,
     ) -> Self {
@@ -5192,6 +5369,7 @@ impl ::serde::Serialize for InternalError {
     }
 }
 impl crate::support::FromValue for InternalError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5235,17 +5413,20 @@ impl<'de> ::serde::Deserialize<'de> for InternalError {
 pub struct InternalErrorCode(i64);
 impl ::std::ops::Deref for InternalErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<InternalErrorCode> for i64 {
+    #[inline]
     fn from(value: InternalErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for InternalErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32603_i64].contains(&value) {
             Err("invalid value".into())
@@ -5272,6 +5453,7 @@ impl ::serde::Serialize for InternalErrorCode {
     }
 }
 impl crate::support::FromValue for InternalErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5331,6 +5513,7 @@ impl ::serde::Serialize for InvalidParamsError {
     }
 }
 impl crate::support::FromValue for InvalidParamsError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5374,17 +5557,20 @@ impl<'de> ::serde::Deserialize<'de> for InvalidParamsError {
 pub struct InvalidParamsErrorCode(i64);
 impl ::std::ops::Deref for InvalidParamsErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<InvalidParamsErrorCode> for i64 {
+    #[inline]
     fn from(value: InvalidParamsErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for InvalidParamsErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32602_i64].contains(&value) {
             Err("invalid value".into())
@@ -5411,6 +5597,7 @@ impl ::serde::Serialize for InvalidParamsErrorCode {
     }
 }
 impl crate::support::FromValue for InvalidParamsErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5461,6 +5648,7 @@ impl ::serde::Serialize for InvalidRequestError {
     }
 }
 impl crate::support::FromValue for InvalidRequestError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5504,17 +5692,20 @@ impl<'de> ::serde::Deserialize<'de> for InvalidRequestError {
 pub struct InvalidRequestErrorCode(i64);
 impl ::std::ops::Deref for InvalidRequestErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<InvalidRequestErrorCode> for i64 {
+    #[inline]
     fn from(value: InvalidRequestErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for InvalidRequestErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32600_i64].contains(&value) {
             Err("invalid value".into())
@@ -5541,6 +5732,7 @@ impl ::serde::Serialize for InvalidRequestErrorCode {
     }
 }
 impl crate::support::FromValue for InvalidRequestErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5552,16 +5744,19 @@ impl crate::support::FromValue for InvalidRequestErrorCode {
 pub struct JsonArray(pub ::std::vec::Vec<::serde_json::Value>);
 impl ::std::ops::Deref for JsonArray {
     type Target = ::std::vec::Vec<::serde_json::Value>;
+    #[inline]
     fn deref(&self) -> &::std::vec::Vec<::serde_json::Value> {
         &self.0
     }
 }
 impl ::std::convert::From<JsonArray> for ::std::vec::Vec<::serde_json::Value> {
+    #[inline]
     fn from(value: JsonArray) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::std::vec::Vec<::serde_json::Value>> for JsonArray {
+    #[inline]
     fn from(value: ::std::vec::Vec<::serde_json::Value>) -> Self {
         Self(value)
     }
@@ -5575,6 +5770,7 @@ impl ::serde::Serialize for JsonArray {
     }
 }
 impl crate::support::FromValue for JsonArray {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5600,26 +5796,31 @@ pub enum JsonrpcMessage {
     ErrorResponse(JsonrpcErrorResponse),
 }
 impl ::std::convert::From<JsonrpcRequest> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcRequest) -> Self {
         Self::Request(value)
     }
 }
 impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcNotification) -> Self {
         Self::Notification(value)
     }
 }
 impl ::std::convert::From<JsonrpcResultResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcResultResponse) -> Self {
         Self::ResultResponse(value)
     }
 }
 impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcMessage {
+    #[inline]
     fn from(value: JsonrpcErrorResponse) -> Self {
         Self::ErrorResponse(value)
     }
 }
 impl crate::support::FromValue for JsonrpcMessage {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5739,16 +5940,19 @@ pub enum JsonrpcResponse {
     ErrorResponse(JsonrpcErrorResponse),
 }
 impl ::std::convert::From<JsonrpcResultResponse> for JsonrpcResponse {
+    #[inline]
     fn from(value: JsonrpcResultResponse) -> Self {
         Self::ResultResponse(value)
     }
 }
 impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcResponse {
+    #[inline]
     fn from(value: JsonrpcErrorResponse) -> Self {
         Self::ErrorResponse(value)
     }
 }
 impl crate::support::FromValue for JsonrpcResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5864,6 +6068,7 @@ impl ::serde::Serialize for JsonrpcResultResponse {
     }
 }
 impl crate::support::FromValue for JsonrpcResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5913,11 +6118,13 @@ pub struct ListPromptsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -5942,6 +6149,7 @@ impl ::serde::Serialize for ListPromptsRequest {
     }
 }
 impl crate::support::FromValue for ListPromptsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6027,11 +6235,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6143,6 +6353,7 @@ pub enum ListPromptsResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ListPromptsResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -6152,6 +6363,7 @@ impl ::std::fmt::Display for ListPromptsResultCacheScope {
 }
 impl ::std::str::FromStr for ListPromptsResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -6162,12 +6374,14 @@ impl ::std::str::FromStr for ListPromptsResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ListPromptsResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListPromptsResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -6242,6 +6456,7 @@ impl ::serde::Serialize for ListPromptsResultResponse {
     }
 }
 impl crate::support::FromValue for ListPromptsResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6291,11 +6506,13 @@ pub struct ListResourceTemplatesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6320,6 +6537,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
     }
 }
 impl crate::support::FromValue for ListResourceTemplatesRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6405,11 +6623,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6530,6 +6750,7 @@ pub enum ListResourceTemplatesResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ListResourceTemplatesResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -6539,6 +6760,7 @@ impl ::std::fmt::Display for ListResourceTemplatesResultCacheScope {
 }
 impl ::std::str::FromStr for ListResourceTemplatesResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -6549,6 +6771,7 @@ impl ::std::str::FromStr for ListResourceTemplatesResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ListResourceTemplatesResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
@@ -6556,6 +6779,7 @@ impl ::std::convert::TryFrom<&str> for ListResourceTemplatesResultCacheScope {
 impl ::std::convert::TryFrom<::std::string::String>
 for ListResourceTemplatesResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -6635,6 +6859,7 @@ impl ::serde::Serialize for ListResourceTemplatesResultResponse {
     }
 }
 impl crate::support::FromValue for ListResourceTemplatesResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6684,11 +6909,13 @@ pub struct ListResourcesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6713,6 +6940,7 @@ impl ::serde::Serialize for ListResourcesRequest {
     }
 }
 impl crate::support::FromValue for ListResourcesRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6798,11 +7026,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -6916,6 +7146,7 @@ pub enum ListResourcesResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ListResourcesResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -6925,6 +7156,7 @@ impl ::std::fmt::Display for ListResourcesResultCacheScope {
 }
 impl ::std::str::FromStr for ListResourcesResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -6935,12 +7167,14 @@ impl ::std::str::FromStr for ListResourcesResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ListResourcesResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListResourcesResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7015,6 +7249,7 @@ impl ::serde::Serialize for ListResourcesResultResponse {
     }
 }
 impl crate::support::FromValue for ListResourcesResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7068,11 +7303,13 @@ pub struct ListRootsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7130,6 +7367,37 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
         crate::support::deserialize(deserializer)
+    }
+}
+///`ListRootsRequestMethod`
+///
+///Always `"roots/list"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ListRootsRequestMethod;
+impl ListRootsRequestMethod {
+    /// The value on the wire.
+    pub const VALUE: &'static str = "roots/list";
+}
+impl ::serde::Serialize for ListRootsRequestMethod {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str("roots/list")
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListRootsRequestMethod {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::expect_const(deserializer, "roots/list").map(|()| Self)
+    }
+}
+impl crate::support::FromValue for ListRootsRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
     }
 }
 ///`ListRootsRequestParams`
@@ -7198,11 +7466,13 @@ pub struct ListRootsResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7262,11 +7532,13 @@ pub struct ListToolsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7291,6 +7563,7 @@ impl ::serde::Serialize for ListToolsRequest {
     }
 }
 impl crate::support::FromValue for ListToolsRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7376,11 +7649,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7492,6 +7767,7 @@ pub enum ListToolsResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ListToolsResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -7501,6 +7777,7 @@ impl ::std::fmt::Display for ListToolsResultCacheScope {
 }
 impl ::std::str::FromStr for ListToolsResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -7511,12 +7788,14 @@ impl ::std::str::FromStr for ListToolsResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ListToolsResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ListToolsResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7590,6 +7869,7 @@ impl ::serde::Serialize for ListToolsResultResponse {
     }
 }
 impl crate::support::FromValue for ListToolsResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7638,11 +7918,13 @@ pub struct LoggingMessageNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for LoggingMessageNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -7666,6 +7948,7 @@ impl ::serde::Serialize for LoggingMessageNotification {
     }
 }
 impl crate::support::FromValue for LoggingMessageNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7825,18 +8108,21 @@ Valid keys have two segments:
 pub struct MetaObject(pub ::serde_json::Map<::std::string::String, ::serde_json::Value>);
 impl ::std::ops::Deref for MetaObject {
     type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+    #[inline]
     fn deref(&self) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.0
     }
 }
 impl ::std::convert::From<MetaObject>
 for ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+    #[inline]
     fn from(value: MetaObject) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::serde_json::Map<::std::string::String, ::serde_json::Value>>
 for MetaObject {
+    #[inline]
     fn from(
         value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     ) -> Self {
@@ -7916,6 +8202,7 @@ impl ::serde::Serialize for MethodNotFoundError {
     }
 }
 impl crate::support::FromValue for MethodNotFoundError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -7959,17 +8246,20 @@ impl<'de> ::serde::Deserialize<'de> for MethodNotFoundError {
 pub struct MethodNotFoundErrorCode(i64);
 impl ::std::ops::Deref for MethodNotFoundErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<MethodNotFoundErrorCode> for i64 {
+    #[inline]
     fn from(value: MethodNotFoundErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for MethodNotFoundErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32601_i64].contains(&value) {
             Err("invalid value".into())
@@ -7996,6 +8286,7 @@ impl ::serde::Serialize for MethodNotFoundErrorCode {
     }
 }
 impl crate::support::FromValue for MethodNotFoundErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8047,6 +8338,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityError {
     }
 }
 impl crate::support::FromValue for MissingRequiredClientCapabilityError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8125,6 +8417,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorError {
     }
 }
 impl crate::support::FromValue for MissingRequiredClientCapabilityErrorError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8173,17 +8466,20 @@ impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityErrorErro
 pub struct MissingRequiredClientCapabilityErrorErrorCode(i64);
 impl ::std::ops::Deref for MissingRequiredClientCapabilityErrorErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<MissingRequiredClientCapabilityErrorErrorCode> for i64 {
+    #[inline]
     fn from(value: MissingRequiredClientCapabilityErrorErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for MissingRequiredClientCapabilityErrorErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32021_i64].contains(&value) {
             Err("invalid value".into())
@@ -8210,6 +8506,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorErrorCode {
     }
 }
 impl crate::support::FromValue for MissingRequiredClientCapabilityErrorErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8244,6 +8541,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorErrorData {
     }
 }
 impl crate::support::FromValue for MissingRequiredClientCapabilityErrorErrorData {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8451,6 +8749,7 @@ impl ::serde::Serialize for PaginatedRequest {
     }
 }
 impl crate::support::FromValue for PaginatedRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8596,11 +8895,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PaginatedResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8628,6 +8929,7 @@ impl ::serde::Serialize for PaginatedResult {
     }
 }
 impl crate::support::FromValue for PaginatedResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8713,6 +9015,7 @@ impl ::serde::Serialize for ParseError {
     }
 }
 impl crate::support::FromValue for ParseError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8756,17 +9059,20 @@ impl<'de> ::serde::Deserialize<'de> for ParseError {
 pub struct ParseErrorCode(i64);
 impl ::std::ops::Deref for ParseErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<ParseErrorCode> for i64 {
+    #[inline]
     fn from(value: ParseErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for ParseErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32700_i64].contains(&value) {
             Err("invalid value".into())
@@ -8793,6 +9099,7 @@ impl ::serde::Serialize for ParseErrorCode {
     }
 }
 impl crate::support::FromValue for ParseErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8808,11 +9115,13 @@ pub struct ProgressNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ProgressNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -8836,6 +9145,7 @@ impl ::serde::Serialize for ProgressNotification {
     }
 }
 impl crate::support::FromValue for ProgressNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9153,11 +9463,13 @@ pub struct PromptListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PromptListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9183,6 +9495,7 @@ impl ::serde::Serialize for PromptListChangedNotification {
     }
 }
 impl crate::support::FromValue for PromptListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9300,11 +9613,13 @@ pub struct ReadResourceRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9329,6 +9644,7 @@ impl ::serde::Serialize for ReadResourceRequest {
     }
 }
 impl crate::support::FromValue for ReadResourceRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9520,11 +9836,13 @@ analogous to HTTP Cache-Control max-age.
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -9624,6 +9942,7 @@ pub enum ReadResourceResultCacheScope {
     Public,
 }
 impl ::std::fmt::Display for ReadResourceResultCacheScope {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Private => f.write_str("private"),
@@ -9633,6 +9952,7 @@ impl ::std::fmt::Display for ReadResourceResultCacheScope {
 }
 impl ::std::str::FromStr for ReadResourceResultCacheScope {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "private" => Ok(Self::Private),
@@ -9643,12 +9963,14 @@ impl ::std::str::FromStr for ReadResourceResultCacheScope {
 }
 impl ::std::convert::TryFrom<&str> for ReadResourceResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ReadResourceResultCacheScope {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -9693,11 +10015,13 @@ pub enum ReadResourceResultContentsItem {
     BlobResourceContents(BlobResourceContents),
 }
 impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+    #[inline]
     fn from(value: TextResourceContents) -> Self {
         Self::TextResourceContents(value)
     }
 }
 impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+    #[inline]
     fn from(value: BlobResourceContents) -> Self {
         Self::BlobResourceContents(value)
     }
@@ -9820,6 +10144,7 @@ impl ::serde::Serialize for ReadResourceResultResponse {
     }
 }
 impl crate::support::FromValue for ReadResourceResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9866,11 +10191,13 @@ pub enum ReadResourceResultResponseResult {
     InputRequiredResult(InputRequiredResult),
 }
 impl ::std::convert::From<ReadResourceResult> for ReadResourceResultResponseResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<InputRequiredResult> for ReadResourceResultResponseResult {
+    #[inline]
     fn from(value: InputRequiredResult) -> Self {
         Self::InputRequiredResult(value)
     }
@@ -10458,6 +10785,7 @@ impl ::serde::Serialize for ResourceContents {
     }
 }
 impl crate::support::FromValue for ResourceContents {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10733,11 +11061,13 @@ pub struct ResourceListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -10763,6 +11093,7 @@ impl ::serde::Serialize for ResourceListChangedNotification {
     }
 }
 impl crate::support::FromValue for ResourceListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10859,6 +11190,7 @@ impl crate::support::FromParams for ResourceRequestParams {
     }
 }
 impl crate::support::FromValue for ResourceRequestParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11083,11 +11415,13 @@ pub struct ResourceUpdatedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -11111,6 +11445,7 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
     }
 }
 impl crate::support::FromValue for ResourceUpdatedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11310,27 +11645,32 @@ input_required - the request requires additional input and the result contains a
 pub struct ResultType(pub ::std::string::String);
 impl ::std::ops::Deref for ResultType {
     type Target = ::std::string::String;
+    #[inline]
     fn deref(&self) -> &::std::string::String {
         &self.0
     }
 }
 impl ::std::convert::From<ResultType> for ::std::string::String {
+    #[inline]
     fn from(value: ResultType) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::std::string::String> for ResultType {
+    #[inline]
     fn from(value: ::std::string::String) -> Self {
         Self(value)
     }
 }
 impl ::std::fmt::Display for ResultType {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         self.0.fmt(f)
     }
 }
 impl ::std::str::FromStr for ResultType {
     type Err = ::std::convert::Infallible;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
         Ok(Self(value.to_string()))
     }
@@ -11344,6 +11684,7 @@ impl ::serde::Serialize for ResultType {
     }
 }
 impl crate::support::FromValue for ResultType {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -11538,32 +11879,38 @@ pub enum SamplingMessageContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for SamplingMessageContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -11664,26 +12011,31 @@ pub enum SamplingMessageContentBlock {
     ToolResultContent(ToolResultContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
@@ -11987,46 +12339,55 @@ pub enum ServerNotification {
     LoggingMessageNotification(LoggingMessageNotification),
 }
 impl ::std::convert::From<CancelledNotification> for ServerNotification {
+    #[inline]
     fn from(value: CancelledNotification) -> Self {
         Self::CancelledNotification(value)
     }
 }
 impl ::std::convert::From<ProgressNotification> for ServerNotification {
+    #[inline]
     fn from(value: ProgressNotification) -> Self {
         Self::ProgressNotification(value)
     }
 }
 impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceListChangedNotification) -> Self {
         Self::ResourceListChangedNotification(value)
     }
 }
 impl ::std::convert::From<SubscriptionsAcknowledgedNotification> for ServerNotification {
+    #[inline]
     fn from(value: SubscriptionsAcknowledgedNotification) -> Self {
         Self::SubscriptionsAcknowledgedNotification(value)
     }
 }
 impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ResourceUpdatedNotification) -> Self {
         Self::ResourceUpdatedNotification(value)
     }
 }
 impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: PromptListChangedNotification) -> Self {
         Self::PromptListChangedNotification(value)
     }
 }
 impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+    #[inline]
     fn from(value: ToolListChangedNotification) -> Self {
         Self::ToolListChangedNotification(value)
     }
 }
 impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+    #[inline]
     fn from(value: LoggingMessageNotification) -> Self {
         Self::LoggingMessageNotification(value)
     }
 }
 impl crate::support::FromValue for ServerNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12180,66 +12541,79 @@ pub enum ServerResult {
     SubscriptionsListenResult(SubscriptionsListenResult),
 }
 impl ::std::convert::From<DiscoverResult> for ServerResult {
+    #[inline]
     fn from(value: DiscoverResult) -> Self {
         Self::DiscoverResult(value)
     }
 }
 impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourcesResult) -> Self {
         Self::ListResourcesResult(value)
     }
 }
 impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    #[inline]
     fn from(value: ListResourceTemplatesResult) -> Self {
         Self::ListResourceTemplatesResult(value)
     }
 }
 impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    #[inline]
     fn from(value: ReadResourceResult) -> Self {
         Self::ReadResourceResult(value)
     }
 }
 impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    #[inline]
     fn from(value: ListPromptsResult) -> Self {
         Self::ListPromptsResult(value)
     }
 }
 impl ::std::convert::From<GetPromptResult> for ServerResult {
+    #[inline]
     fn from(value: GetPromptResult) -> Self {
         Self::GetPromptResult(value)
     }
 }
 impl ::std::convert::From<ListToolsResult> for ServerResult {
+    #[inline]
     fn from(value: ListToolsResult) -> Self {
         Self::ListToolsResult(value)
     }
 }
 impl ::std::convert::From<CallToolResult> for ServerResult {
+    #[inline]
     fn from(value: CallToolResult) -> Self {
         Self::CallToolResult(value)
     }
 }
 impl ::std::convert::From<CompleteResult> for ServerResult {
+    #[inline]
     fn from(value: CompleteResult) -> Self {
         Self::CompleteResult(value)
     }
 }
 impl ::std::convert::From<BaseResult> for ServerResult {
+    #[inline]
     fn from(value: BaseResult) -> Self {
         Self::Result(value)
     }
 }
 impl ::std::convert::From<InputRequiredResult> for ServerResult {
+    #[inline]
     fn from(value: InputRequiredResult) -> Self {
         Self::InputRequiredResult(value)
     }
 }
 impl ::std::convert::From<SubscriptionsListenResult> for ServerResult {
+    #[inline]
     fn from(value: SubscriptionsListenResult) -> Self {
         Self::SubscriptionsListenResult(value)
     }
 }
 impl crate::support::FromValue for ServerResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12694,11 +13068,13 @@ pub struct SubscriptionsAcknowledgedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscriptionsAcknowledgedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12722,6 +13098,7 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotification {
     }
 }
 impl crate::support::FromValue for SubscriptionsAcknowledgedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12796,6 +13173,7 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsAcknowledgedNotificationMet
     }
 }
 impl crate::support::FromValue for SubscriptionsAcknowledgedNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12891,11 +13269,13 @@ pub struct SubscriptionsListenRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscriptionsListenRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -12920,6 +13300,7 @@ impl ::serde::Serialize for SubscriptionsListenRequest {
     }
 }
 impl crate::support::FromValue for SubscriptionsListenRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12991,6 +13372,7 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenRequestMethod {
     }
 }
 impl crate::support::FromValue for SubscriptionsListenRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13099,11 +13481,13 @@ server implementing an earlier protocol version (which does not include
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscriptionsListenResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13325,6 +13709,7 @@ impl ::serde::Serialize for SubscriptionsListenResultResponse {
     }
 }
 impl crate::support::FromValue for SubscriptionsListenResultResponse {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13774,11 +14159,13 @@ pub struct ToolInputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolInputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13847,11 +14234,13 @@ pub struct ToolListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolListChangedNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -13877,6 +14266,7 @@ impl ::serde::Serialize for ToolListChangedNotification {
     }
 }
 impl crate::support::FromValue for ToolListChangedNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -13927,11 +14317,13 @@ pub struct ToolOutputSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -14291,6 +14683,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionError {
     }
 }
 impl crate::support::FromValue for UnsupportedProtocolVersionError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -14367,6 +14760,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorError {
     }
 }
 impl crate::support::FromValue for UnsupportedProtocolVersionErrorError {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -14415,17 +14809,20 @@ impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionErrorError {
 pub struct UnsupportedProtocolVersionErrorErrorCode(i64);
 impl ::std::ops::Deref for UnsupportedProtocolVersionErrorErrorCode {
     type Target = i64;
+    #[inline]
     fn deref(&self) -> &i64 {
         &self.0
     }
 }
 impl ::std::convert::From<UnsupportedProtocolVersionErrorErrorCode> for i64 {
+    #[inline]
     fn from(value: UnsupportedProtocolVersionErrorErrorCode) -> Self {
         value.0
     }
 }
 impl ::std::convert::TryFrom<i64> for UnsupportedProtocolVersionErrorErrorCode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
         if ![-32022_i64].contains(&value) {
             Err("invalid value".into())
@@ -14452,6 +14849,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorErrorCode {
     }
 }
 impl crate::support::FromValue for UnsupportedProtocolVersionErrorErrorCode {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -14494,6 +14892,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorErrorData {
     }
 }
 impl crate::support::FromValue for UnsupportedProtocolVersionErrorErrorData {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {

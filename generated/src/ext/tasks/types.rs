@@ -265,26 +265,31 @@ pub enum ContentBlock {
     EmbeddedResource(EmbeddedResource),
 }
 impl ::std::convert::From<TextContent> for ContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for ContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for ContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ResourceLink> for ContentBlock {
+    #[inline]
     fn from(value: ResourceLink) -> Self {
         Self::ResourceLink(value)
     }
 }
 impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    #[inline]
     fn from(value: EmbeddedResource) -> Self {
         Self::EmbeddedResource(value)
     }
@@ -367,6 +372,7 @@ pub enum CreateMessageRequestParamsIncludeContext {
     ThisServer,
 }
 impl ::std::fmt::Display for CreateMessageRequestParamsIncludeContext {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::AllServers => f.write_str("allServers"),
@@ -377,6 +383,7 @@ impl ::std::fmt::Display for CreateMessageRequestParamsIncludeContext {
 }
 impl ::std::str::FromStr for CreateMessageRequestParamsIncludeContext {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "allServers" => Ok(Self::AllServers),
@@ -388,6 +395,7 @@ impl ::std::str::FromStr for CreateMessageRequestParamsIncludeContext {
 }
 impl ::std::convert::TryFrom<&str> for CreateMessageRequestParamsIncludeContext {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
@@ -395,6 +403,7 @@ impl ::std::convert::TryFrom<&str> for CreateMessageRequestParamsIncludeContext 
 impl ::std::convert::TryFrom<::std::string::String>
 for CreateMessageRequestParamsIncludeContext {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -434,32 +443,38 @@ pub enum CreateMessageResultContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for CreateMessageResultContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for CreateMessageResultContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -512,26 +527,31 @@ pub enum DetailedTask {
     CancelledTask(CancelledTask),
 }
 impl ::std::convert::From<WorkingTask> for DetailedTask {
+    #[inline]
     fn from(value: WorkingTask) -> Self {
         Self::WorkingTask(value)
     }
 }
 impl ::std::convert::From<InputRequiredTask> for DetailedTask {
+    #[inline]
     fn from(value: InputRequiredTask) -> Self {
         Self::InputRequiredTask(value)
     }
 }
 impl ::std::convert::From<CompletedTask> for DetailedTask {
+    #[inline]
     fn from(value: CompletedTask) -> Self {
         Self::CompletedTask(value)
     }
 }
 impl ::std::convert::From<FailedTask> for DetailedTask {
+    #[inline]
     fn from(value: FailedTask) -> Self {
         Self::FailedTask(value)
     }
 }
 impl ::std::convert::From<CancelledTask> for DetailedTask {
+    #[inline]
     fn from(value: CancelledTask) -> Self {
         Self::CancelledTask(value)
     }
@@ -643,11 +663,13 @@ pub enum ElicitRequestParams {
     UrlParams(ElicitRequestUrlParams),
 }
 impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestFormParams) -> Self {
         Self::FormParams(value)
     }
 }
 impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
+    #[inline]
     fn from(value: ElicitRequestUrlParams) -> Self {
         Self::UrlParams(value)
     }
@@ -713,6 +735,7 @@ pub enum ElicitResultAction {
     Decline,
 }
 impl ::std::fmt::Display for ElicitResultAction {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Accept => f.write_str("accept"),
@@ -723,6 +746,7 @@ impl ::std::fmt::Display for ElicitResultAction {
 }
 impl ::std::str::FromStr for ElicitResultAction {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "accept" => Ok(Self::Accept),
@@ -734,12 +758,14 @@ impl ::std::str::FromStr for ElicitResultAction {
 }
 impl ::std::convert::TryFrom<&str> for ElicitResultAction {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ElicitResultAction {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -754,12 +780,14 @@ pub enum ElicitResultContentValue {
 }
 impl ::std::convert::From<::std::vec::Vec<::std::string::String>>
 for ElicitResultContentValue {
+    #[inline]
     fn from(value: ::std::vec::Vec<::std::string::String>) -> Self {
         Self::Variant0(value)
     }
 }
 impl ::std::convert::From<ElicitResultContentValueVariant1>
 for ElicitResultContentValue {
+    #[inline]
     fn from(value: ElicitResultContentValueVariant1) -> Self {
         Self::Variant1(value)
     }
@@ -772,6 +800,7 @@ pub enum ElicitResultContentValueVariant1 {
     String(::std::string::String),
 }
 impl ::std::fmt::Display for ElicitResultContentValueVariant1 {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match self {
             Self::Boolean(x) => x.fmt(f),
@@ -781,11 +810,13 @@ impl ::std::fmt::Display for ElicitResultContentValueVariant1 {
     }
 }
 impl ::std::convert::From<bool> for ElicitResultContentValueVariant1 {
+    #[inline]
     fn from(value: bool) -> Self {
         Self::Boolean(value)
     }
 }
 impl ::std::convert::From<i64> for ElicitResultContentValueVariant1 {
+    #[inline]
     fn from(value: i64) -> Self {
         Self::Integer(value)
     }
@@ -809,11 +840,13 @@ pub enum EmbeddedResourceResource {
     BlobResourceContents(BlobResourceContents),
 }
 impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+    #[inline]
     fn from(value: TextResourceContents) -> Self {
         Self::TextResourceContents(value)
     }
 }
 impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+    #[inline]
     fn from(value: BlobResourceContents) -> Self {
         Self::BlobResourceContents(value)
     }
@@ -936,26 +969,31 @@ pub enum GetTaskResult {
     CancelledTask(GetTaskResultCancelledTask),
 }
 impl ::std::convert::From<GetTaskResultWorkingTask> for GetTaskResult {
+    #[inline]
     fn from(value: GetTaskResultWorkingTask) -> Self {
         Self::WorkingTask(value)
     }
 }
 impl ::std::convert::From<GetTaskResultInputRequiredTask> for GetTaskResult {
+    #[inline]
     fn from(value: GetTaskResultInputRequiredTask) -> Self {
         Self::InputRequiredTask(value)
     }
 }
 impl ::std::convert::From<GetTaskResultCompletedTask> for GetTaskResult {
+    #[inline]
     fn from(value: GetTaskResultCompletedTask) -> Self {
         Self::CompletedTask(value)
     }
 }
 impl ::std::convert::From<GetTaskResultFailedTask> for GetTaskResult {
+    #[inline]
     fn from(value: GetTaskResultFailedTask) -> Self {
         Self::FailedTask(value)
     }
 }
 impl ::std::convert::From<GetTaskResultCancelledTask> for GetTaskResult {
+    #[inline]
     fn from(value: GetTaskResultCancelledTask) -> Self {
         Self::CancelledTask(value)
     }
@@ -1311,6 +1349,7 @@ pub enum IconTheme {
     Light,
 }
 impl ::std::fmt::Display for IconTheme {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Dark => f.write_str("dark"),
@@ -1320,6 +1359,7 @@ impl ::std::fmt::Display for IconTheme {
 }
 impl ::std::str::FromStr for IconTheme {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "dark" => Ok(Self::Dark),
@@ -1330,12 +1370,14 @@ impl ::std::str::FromStr for IconTheme {
 }
 impl ::std::convert::TryFrom<&str> for IconTheme {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for IconTheme {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -1419,16 +1461,19 @@ pub enum InputRequest {
     ElicitRequest(ElicitRequest),
 }
 impl ::std::convert::From<CreateMessageRequest> for InputRequest {
+    #[inline]
     fn from(value: CreateMessageRequest) -> Self {
         Self::CreateMessageRequest(value)
     }
 }
 impl ::std::convert::From<ListRootsRequest> for InputRequest {
+    #[inline]
     fn from(value: ListRootsRequest) -> Self {
         Self::ListRootsRequest(value)
     }
 }
 impl ::std::convert::From<ElicitRequest> for InputRequest {
+    #[inline]
     fn from(value: ElicitRequest) -> Self {
         Self::ElicitRequest(value)
     }
@@ -1441,6 +1486,7 @@ pub struct InputRequests(
 );
 impl ::std::ops::Deref for InputRequests {
     type Target = ::std::collections::BTreeMap<::std::string::String, InputRequest>;
+    #[inline]
     fn deref(
         &self,
     ) -> &::std::collections::BTreeMap<::std::string::String, InputRequest> {
@@ -1449,6 +1495,7 @@ impl ::std::ops::Deref for InputRequests {
 }
 impl ::std::convert::From<InputRequests>
 for ::std::collections::BTreeMap<::std::string::String, InputRequest> {
+    #[inline]
     fn from(value: InputRequests) -> Self {
         value.0
     }
@@ -1456,6 +1503,7 @@ for ::std::collections::BTreeMap<::std::string::String, InputRequest> {
 impl ::std::convert::From<
     ::std::collections::BTreeMap<::std::string::String, InputRequest>,
 > for InputRequests {
+    #[inline]
     fn from(
         value: ::std::collections::BTreeMap<::std::string::String, InputRequest>,
     ) -> Self {
@@ -1506,16 +1554,19 @@ pub enum InputResponse {
     ElicitResult(ElicitResult),
 }
 impl ::std::convert::From<CreateMessageResult> for InputResponse {
+    #[inline]
     fn from(value: CreateMessageResult) -> Self {
         Self::CreateMessageResult(value)
     }
 }
 impl ::std::convert::From<ListRootsResult> for InputResponse {
+    #[inline]
     fn from(value: ListRootsResult) -> Self {
         Self::ListRootsResult(value)
     }
 }
 impl ::std::convert::From<ElicitResult> for InputResponse {
+    #[inline]
     fn from(value: ElicitResult) -> Self {
         Self::ElicitResult(value)
     }
@@ -1529,6 +1580,7 @@ pub struct InputResponses(
 );
 impl ::std::ops::Deref for InputResponses {
     type Target = ::std::collections::BTreeMap<::std::string::String, InputResponse>;
+    #[inline]
     fn deref(
         &self,
     ) -> &::std::collections::BTreeMap<::std::string::String, InputResponse> {
@@ -1537,6 +1589,7 @@ impl ::std::ops::Deref for InputResponses {
 }
 impl ::std::convert::From<InputResponses>
 for ::std::collections::BTreeMap<::std::string::String, InputResponse> {
+    #[inline]
     fn from(value: InputResponses) -> Self {
         value.0
     }
@@ -1544,6 +1597,7 @@ for ::std::collections::BTreeMap<::std::string::String, InputResponse> {
 impl ::std::convert::From<
     ::std::collections::BTreeMap<::std::string::String, InputResponse>,
 > for InputResponses {
+    #[inline]
     fn from(
         value: ::std::collections::BTreeMap<::std::string::String, InputResponse>,
     ) -> Self {
@@ -1699,18 +1753,21 @@ Valid keys have two segments:
 pub struct MetaObject(pub ::serde_json::Map<::std::string::String, ::serde_json::Value>);
 impl ::std::ops::Deref for MetaObject {
     type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+    #[inline]
     fn deref(&self) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.0
     }
 }
 impl ::std::convert::From<MetaObject>
 for ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+    #[inline]
     fn from(value: MetaObject) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::serde_json::Map<::std::string::String, ::serde_json::Value>>
 for MetaObject {
+    #[inline]
     fn from(
         value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     ) -> Self {
@@ -1805,6 +1862,7 @@ pub enum NumberSchemaType {
     Number,
 }
 impl ::std::fmt::Display for NumberSchemaType {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Integer => f.write_str("integer"),
@@ -1814,6 +1872,7 @@ impl ::std::fmt::Display for NumberSchemaType {
 }
 impl ::std::str::FromStr for NumberSchemaType {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "integer" => Ok(Self::Integer),
@@ -1824,12 +1883,14 @@ impl ::std::str::FromStr for NumberSchemaType {
 }
 impl ::std::convert::TryFrom<&str> for NumberSchemaType {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for NumberSchemaType {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -1850,41 +1911,49 @@ pub enum PrimitiveSchemaDefinition {
     LegacyTitledEnumSchema(LegacyTitledEnumSchema),
 }
 impl ::std::convert::From<StringSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: StringSchema) -> Self {
         Self::StringSchema(value)
     }
 }
 impl ::std::convert::From<NumberSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: NumberSchema) -> Self {
         Self::NumberSchema(value)
     }
 }
 impl ::std::convert::From<BooleanSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: BooleanSchema) -> Self {
         Self::BooleanSchema(value)
     }
 }
 impl ::std::convert::From<UntitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: UntitledSingleSelectEnumSchema) -> Self {
         Self::UntitledSingleSelectEnumSchema(value)
     }
 }
 impl ::std::convert::From<TitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: TitledSingleSelectEnumSchema) -> Self {
         Self::TitledSingleSelectEnumSchema(value)
     }
 }
 impl ::std::convert::From<UntitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: UntitledMultiSelectEnumSchema) -> Self {
         Self::UntitledMultiSelectEnumSchema(value)
     }
 }
 impl ::std::convert::From<TitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: TitledMultiSelectEnumSchema) -> Self {
         Self::TitledMultiSelectEnumSchema(value)
     }
 }
 impl ::std::convert::From<LegacyTitledEnumSchema> for PrimitiveSchemaDefinition {
+    #[inline]
     fn from(value: LegacyTitledEnumSchema) -> Self {
         Self::LegacyTitledEnumSchema(value)
     }
@@ -1896,6 +1965,7 @@ pub enum RequestId {
     String(::std::string::String),
 }
 impl ::std::fmt::Display for RequestId {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match self {
             Self::Integer(x) => x.fmt(f),
@@ -1904,6 +1974,7 @@ impl ::std::fmt::Display for RequestId {
     }
 }
 impl ::std::convert::From<i64> for RequestId {
+    #[inline]
     fn from(value: i64) -> Self {
         Self::Integer(value)
     }
@@ -1996,6 +2067,7 @@ pub enum Role {
     User,
 }
 impl ::std::fmt::Display for Role {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Assistant => f.write_str("assistant"),
@@ -2005,6 +2077,7 @@ impl ::std::fmt::Display for Role {
 }
 impl ::std::str::FromStr for Role {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "assistant" => Ok(Self::Assistant),
@@ -2015,12 +2088,14 @@ impl ::std::str::FromStr for Role {
 }
 impl ::std::convert::TryFrom<&str> for Role {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for Role {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -2058,32 +2133,38 @@ pub enum SamplingMessageContent {
     Array(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContent {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
 }
 impl ::std::convert::From<::std::vec::Vec<SamplingMessageContentBlock>>
 for SamplingMessageContent {
+    #[inline]
     fn from(value: ::std::vec::Vec<SamplingMessageContentBlock>) -> Self {
         Self::Array(value)
     }
@@ -2098,26 +2179,31 @@ pub enum SamplingMessageContentBlock {
     ToolResultContent(ToolResultContent),
 }
 impl ::std::convert::From<TextContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: TextContent) -> Self {
         Self::TextContent(value)
     }
 }
 impl ::std::convert::From<ImageContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ImageContent) -> Self {
         Self::ImageContent(value)
     }
 }
 impl ::std::convert::From<AudioContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: AudioContent) -> Self {
         Self::AudioContent(value)
     }
 }
 impl ::std::convert::From<ToolUseContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolUseContent) -> Self {
         Self::ToolUseContent(value)
     }
 }
 impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
+    #[inline]
     fn from(value: ToolResultContent) -> Self {
         Self::ToolResultContent(value)
     }
@@ -2142,6 +2228,7 @@ pub enum StringSchemaFormat {
     Uri,
 }
 impl ::std::fmt::Display for StringSchemaFormat {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Date => f.write_str("date"),
@@ -2153,6 +2240,7 @@ impl ::std::fmt::Display for StringSchemaFormat {
 }
 impl ::std::str::FromStr for StringSchemaFormat {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "date" => Ok(Self::Date),
@@ -2165,12 +2253,14 @@ impl ::std::str::FromStr for StringSchemaFormat {
 }
 impl ::std::convert::TryFrom<&str> for StringSchemaFormat {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for StringSchemaFormat {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -2222,6 +2312,7 @@ pub enum TaskStatus {
     Cancelled,
 }
 impl ::std::fmt::Display for TaskStatus {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Working => f.write_str("working"),
@@ -2234,6 +2325,7 @@ impl ::std::fmt::Display for TaskStatus {
 }
 impl ::std::str::FromStr for TaskStatus {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "working" => Ok(Self::Working),
@@ -2247,12 +2339,14 @@ impl ::std::str::FromStr for TaskStatus {
 }
 impl ::std::convert::TryFrom<&str> for TaskStatus {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TaskStatus {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -2302,30 +2396,35 @@ pub enum TaskStatusNotificationParams {
 }
 impl ::std::convert::From<TaskStatusNotificationParamsWorkingTask>
 for TaskStatusNotificationParams {
+    #[inline]
     fn from(value: TaskStatusNotificationParamsWorkingTask) -> Self {
         Self::WorkingTask(value)
     }
 }
 impl ::std::convert::From<TaskStatusNotificationParamsInputRequiredTask>
 for TaskStatusNotificationParams {
+    #[inline]
     fn from(value: TaskStatusNotificationParamsInputRequiredTask) -> Self {
         Self::InputRequiredTask(value)
     }
 }
 impl ::std::convert::From<TaskStatusNotificationParamsCompletedTask>
 for TaskStatusNotificationParams {
+    #[inline]
     fn from(value: TaskStatusNotificationParamsCompletedTask) -> Self {
         Self::CompletedTask(value)
     }
 }
 impl ::std::convert::From<TaskStatusNotificationParamsFailedTask>
 for TaskStatusNotificationParams {
+    #[inline]
     fn from(value: TaskStatusNotificationParamsFailedTask) -> Self {
         Self::FailedTask(value)
     }
 }
 impl ::std::convert::From<TaskStatusNotificationParamsCancelledTask>
 for TaskStatusNotificationParams {
+    #[inline]
     fn from(value: TaskStatusNotificationParamsCancelledTask) -> Self {
         Self::CancelledTask(value)
     }
@@ -2536,18 +2635,21 @@ pub struct TasksExtensionCapability(
 );
 impl ::std::ops::Deref for TasksExtensionCapability {
     type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+    #[inline]
     fn deref(&self) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.0
     }
 }
 impl ::std::convert::From<TasksExtensionCapability>
 for ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+    #[inline]
     fn from(value: TasksExtensionCapability) -> Self {
         value.0
     }
 }
 impl ::std::convert::From<::serde_json::Map<::std::string::String, ::serde_json::Value>>
 for TasksExtensionCapability {
+    #[inline]
     fn from(
         value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     ) -> Self {
@@ -2790,6 +2892,7 @@ pub enum ToolChoiceMode {
     Required,
 }
 impl ::std::fmt::Display for ToolChoiceMode {
+    #[inline]
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Auto => f.write_str("auto"),
@@ -2800,6 +2903,7 @@ impl ::std::fmt::Display for ToolChoiceMode {
 }
 impl ::std::str::FromStr for ToolChoiceMode {
     type Err = crate::ConversionError;
+    #[inline]
     fn from_str(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         match value {
             "auto" => Ok(Self::Auto),
@@ -2811,12 +2915,14 @@ impl ::std::str::FromStr for ToolChoiceMode {
 }
 impl ::std::convert::TryFrom<&str> for ToolChoiceMode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(value: &str) -> ::std::result::Result<Self, crate::ConversionError> {
         value.parse()
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for ToolChoiceMode {
     type Error = crate::ConversionError;
+    #[inline]
     fn try_from(
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -3315,6 +3421,7 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     }
 }
 impl crate::support::FromValue for DetailedTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4137,11 +4244,13 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationParams {
     }
 }
 impl crate::KeepsUnknownKeys for BaseResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4149,11 +4258,13 @@ impl crate::KeepsUnknownKeys for BaseResult {
     }
 }
 impl crate::KeepsUnknownKeys for CancelTaskRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4161,11 +4272,13 @@ impl crate::KeepsUnknownKeys for CancelTaskRequest {
     }
 }
 impl crate::KeepsUnknownKeys for CancelTaskResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4173,11 +4286,13 @@ impl crate::KeepsUnknownKeys for CancelTaskResult {
     }
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4185,11 +4300,13 @@ impl crate::KeepsUnknownKeys for CreateMessageRequest {
     }
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4197,11 +4314,13 @@ impl crate::KeepsUnknownKeys for CreateMessageResult {
     }
 }
 impl crate::KeepsUnknownKeys for CreateTaskResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4209,11 +4328,13 @@ impl crate::KeepsUnknownKeys for CreateTaskResult {
     }
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4221,11 +4342,13 @@ impl crate::KeepsUnknownKeys for ElicitRequest {
     }
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4233,11 +4356,13 @@ impl crate::KeepsUnknownKeys for ElicitResult {
     }
 }
 impl crate::KeepsUnknownKeys for GetTaskRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4245,11 +4370,13 @@ impl crate::KeepsUnknownKeys for GetTaskRequest {
     }
 }
 impl crate::KeepsUnknownKeys for GetTaskResultCancelledTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4257,11 +4384,13 @@ impl crate::KeepsUnknownKeys for GetTaskResultCancelledTask {
     }
 }
 impl crate::KeepsUnknownKeys for GetTaskResultCompletedTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4269,11 +4398,13 @@ impl crate::KeepsUnknownKeys for GetTaskResultCompletedTask {
     }
 }
 impl crate::KeepsUnknownKeys for GetTaskResultFailedTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4281,11 +4412,13 @@ impl crate::KeepsUnknownKeys for GetTaskResultFailedTask {
     }
 }
 impl crate::KeepsUnknownKeys for GetTaskResultInputRequiredTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4293,11 +4426,13 @@ impl crate::KeepsUnknownKeys for GetTaskResultInputRequiredTask {
     }
 }
 impl crate::KeepsUnknownKeys for GetTaskResultWorkingTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4305,11 +4440,13 @@ impl crate::KeepsUnknownKeys for GetTaskResultWorkingTask {
     }
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4317,11 +4454,13 @@ impl crate::KeepsUnknownKeys for ListRootsRequest {
     }
 }
 impl crate::KeepsUnknownKeys for ListRootsResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4329,11 +4468,13 @@ impl crate::KeepsUnknownKeys for ListRootsResult {
     }
 }
 impl crate::KeepsUnknownKeys for TaskStatusNotification {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4341,11 +4482,13 @@ impl crate::KeepsUnknownKeys for TaskStatusNotification {
     }
 }
 impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsCancelledTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4353,11 +4496,13 @@ impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsCancelledTask {
     }
 }
 impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsCompletedTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4365,11 +4510,13 @@ impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsCompletedTask {
     }
 }
 impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsFailedTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4377,11 +4524,13 @@ impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsFailedTask {
     }
 }
 impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsInputRequiredTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4389,11 +4538,13 @@ impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsInputRequiredTask {
     }
 }
 impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsWorkingTask {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4401,11 +4552,13 @@ impl crate::KeepsUnknownKeys for TaskStatusNotificationParamsWorkingTask {
     }
 }
 impl crate::KeepsUnknownKeys for ToolInputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4413,11 +4566,13 @@ impl crate::KeepsUnknownKeys for ToolInputSchema {
     }
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4425,11 +4580,13 @@ impl crate::KeepsUnknownKeys for ToolOutputSchema {
     }
 }
 impl crate::KeepsUnknownKeys for UpdateTaskRequest {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4437,11 +4594,13 @@ impl crate::KeepsUnknownKeys for UpdateTaskRequest {
     }
 }
 impl crate::KeepsUnknownKeys for UpdateTaskResult {
+    #[inline]
     fn unknown_keys(
         &self,
     ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &self.extra
     }
+    #[inline]
     fn unknown_keys_mut(
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
@@ -4649,6 +4808,7 @@ impl ::serde::Serialize for BaseResult {
     }
 }
 impl crate::support::FromValue for BaseResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4883,6 +5043,7 @@ impl ::serde::Serialize for CancelTaskRequest {
     }
 }
 impl crate::support::FromValue for CancelTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -4930,6 +5091,7 @@ impl<'de> ::serde::Deserialize<'de> for CancelTaskRequest {
     }
 }
 impl crate::support::FromValue for CancelTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5106,6 +5268,7 @@ impl ::serde::Serialize for CancelledTask {
     }
 }
 impl crate::support::FromValue for CancelledTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5194,6 +5357,7 @@ impl<'de> ::serde::Deserialize<'de> for CancelledTask {
     }
 }
 impl crate::support::FromValue for CancelledTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5265,6 +5429,7 @@ impl ::serde::Serialize for CompletedTask {
     }
 }
 impl crate::support::FromValue for CompletedTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5363,6 +5528,7 @@ impl<'de> ::serde::Deserialize<'de> for CompletedTask {
     }
 }
 impl crate::support::FromValue for CompletedTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5805,6 +5971,7 @@ impl ::serde::Serialize for CreateTaskResult {
     }
 }
 impl crate::support::FromValue for CreateTaskResult {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -5900,6 +6067,7 @@ impl<'de> ::serde::Deserialize<'de> for CreateTaskResult {
     }
 }
 impl crate::support::FromValue for CreateTaskResultResultType {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6669,6 +6837,7 @@ impl ::serde::Serialize for FailedTask {
     }
 }
 impl crate::support::FromValue for FailedTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6765,6 +6934,7 @@ impl<'de> ::serde::Deserialize<'de> for FailedTask {
     }
 }
 impl crate::support::FromValue for FailedTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6789,6 +6959,7 @@ impl ::serde::Serialize for GetTaskRequest {
     }
 }
 impl crate::support::FromValue for GetTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -6836,6 +7007,7 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskRequest {
     }
 }
 impl crate::support::FromValue for GetTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8073,6 +8245,7 @@ impl ::serde::Serialize for InputRequiredTask {
     }
 }
 impl crate::support::FromValue for InputRequiredTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8171,6 +8344,7 @@ impl<'de> ::serde::Deserialize<'de> for InputRequiredTask {
     }
 }
 impl crate::support::FromValue for InputRequiredTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8253,6 +8427,7 @@ impl ::serde::Serialize for JsonrpcNotification {
     }
 }
 impl crate::support::FromValue for JsonrpcNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8331,6 +8506,7 @@ impl ::serde::Serialize for JsonrpcRequest {
     }
 }
 impl crate::support::FromValue for JsonrpcRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8377,6 +8553,7 @@ impl<'de> ::serde::Deserialize<'de> for JsonrpcRequest {
     }
 }
 impl crate::support::FromValue for JsonrpcVersion {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -8924,6 +9101,7 @@ impl ::serde::Serialize for NotificationParams {
     }
 }
 impl crate::support::FromValue for NotificationParams {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9892,6 +10070,7 @@ impl ::serde::Serialize for Task {
     }
 }
 impl crate::support::FromValue for Task {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -9995,6 +10174,7 @@ impl ::serde::Serialize for TaskStatus {
     }
 }
 impl crate::support::FromValue for TaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10036,6 +10216,7 @@ impl ::serde::Serialize for TaskStatusNotification {
     }
 }
 impl crate::support::FromValue for TaskStatusNotification {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10078,6 +10259,7 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotification {
     }
 }
 impl crate::support::FromValue for TaskStatusNotificationMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10769,6 +10951,7 @@ impl ::serde::Serialize for TaskSubscriptionAcknowledgedNotifications {
     }
 }
 impl crate::support::FromValue for TaskSubscriptionAcknowledgedNotifications {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10822,6 +11005,7 @@ impl ::serde::Serialize for TaskSubscriptionNotifications {
     }
 }
 impl crate::support::FromValue for TaskSubscriptionNotifications {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -10857,6 +11041,7 @@ impl ::serde::Serialize for TasksExtensionCapability {
     }
 }
 impl crate::support::FromValue for TasksExtensionCapability {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12543,6 +12728,7 @@ impl ::serde::Serialize for UpdateTaskRequest {
     }
 }
 impl crate::support::FromValue for UpdateTaskRequest {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12590,6 +12776,7 @@ impl<'de> ::serde::Deserialize<'de> for UpdateTaskRequest {
     }
 }
 impl crate::support::FromValue for UpdateTaskRequestMethod {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12780,6 +12967,7 @@ impl ::serde::Serialize for WorkingTask {
     }
 }
 impl crate::support::FromValue for WorkingTask {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
@@ -12868,6 +13056,7 @@ impl<'de> ::serde::Deserialize<'de> for WorkingTask {
     }
 }
 impl crate::support::FromValue for WorkingTaskStatus {
+    #[inline]
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
