@@ -694,6 +694,45 @@ async fn the_stdout_pipe_holds_more_than_the_kernel_s_64_kib() {
     drop(child);
 }
 
+/// stdio: a stdout pipe the client already made larger than `Limits::stdout_pipe_bytes`
+/// is left as it is (the server only ever enlarges it).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_larger_stdout_pipe_is_not_shrunk() {
+    use std::io::{BufRead, Write};
+    let (read_end, write_end) = rustix::pipe::pipe().expect("a pipe");
+    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1 << 20);
+    let larger = rustix::pipe::fcntl_setpipe_size(&write_end, max).expect("F_SETPIPE_SZ");
+    assert!(larger > Limits::default().stdout_pipe_bytes, "{larger}");
+    let exe = kit::process::example_named("conformance_server");
+    let mut child = std::process::Command::new(&exe)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::from(write_end))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawning the example server");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "pipe", "version": "1"}}});
+    writeln!(stdin, "{init}").expect("written");
+    // Answered: the server has set its pipes up.
+    let mut answer = String::new();
+    let mut reader = std::io::BufReader::new(std::fs::File::from(rustix::fd::OwnedFd::from(
+        read_end.try_clone().expect("a second descriptor"),
+    )));
+    reader.read_line(&mut answer).expect("an answer");
+    assert!(answer.contains("\"id\":1"), "{answer}");
+    let size = rustix::pipe::fcntl_getpipe_size(&read_end).expect("F_GETPIPE_SZ");
+    assert_eq!(size, larger, "the client's larger pipe was changed");
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// `Limits::max_in_flight`: beyond it, requests are refused at once and nothing runs.
 #[tokio::test]
 async fn requests_beyond_max_in_flight_are_refused() {

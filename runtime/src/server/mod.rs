@@ -69,7 +69,8 @@ pub struct Limits {
     /// Default 1024.
     pub max_in_flight: usize,
     /// The capacity asked of the kernel for the stdio transport's stdout pipe, in bytes,
-    /// when stdout is a pipe (Linux). Default 256 KiB; 0 leaves the pipe as it was made.
+    /// when stdout is a pipe (Linux): a smaller pipe is enlarged to it, a larger one (the
+    /// client made it so) is left as it is. Default 256 KiB; 0 leaves the pipe as it was made.
     ///
     /// A pipe holds 64 KiB unless its size is changed, so an answer of that size (a
     /// resource read, a long tool result) could only leave in pieces, the server waiting

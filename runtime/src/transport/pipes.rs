@@ -60,19 +60,25 @@ mod linux {
         Some((reader, writer))
     }
 
-    /// Asks the kernel to make the pipe under `file` hold `bytes` (rounded up to whole
-    /// pages, at most `/proc/sys/fs/pipe-max-size` unless privileged); returns the size
-    /// it now has. Shrinking below what the pipe holds fails (`EBUSY`), so nothing is
-    /// lost either way.
+    /// Asks the kernel to make the pipe under `file` hold at least `bytes` (rounded up to
+    /// whole pages, at most `/proc/sys/fs/pipe-max-size` unless privileged); returns the
+    /// size it now has. A pipe that already holds as much (the client made it so) is left
+    /// as it is: this only ever enlarges.
     fn set_pipe_size(file: &std::fs::File, bytes: usize) -> std::io::Result<usize> {
         use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
         let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
-        // The one `unsafe` of the workspace. Sound: `fcntl(F_SETPIPE_SZ)` takes an integer
-        // argument, no pointer, and the descriptor is `file`'s, open for this whole call.
-        // std has no safe form of it, and the safe wrappers (rustix, nix) would add a crate
-        // to every stdio server's build for one system call.
+        // The one `unsafe` of the workspace. Sound: `fcntl` with `F_GETPIPE_SZ` or
+        // `F_SETPIPE_SZ` takes no pointer (an integer argument or none), and `fd` is
+        // `file`'s, open for this whole call. std has no safe form of it, and the safe
+        // wrappers (rustix, nix) would add a crate to every stdio server's build for it.
         #[allow(unsafe_code)]
-        let size = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETPIPE_SZ, bytes) };
+        let size = unsafe {
+            match libc::fcntl(fd, libc::F_GETPIPE_SZ) {
+                current if current >= bytes => current,
+                _ => libc::fcntl(fd, libc::F_SETPIPE_SZ, bytes),
+            }
+        };
         usize::try_from(size).map_err(|_| std::io::Error::last_os_error())
     }
 }
