@@ -721,9 +721,9 @@ async fn a_larger_stdout_pipe_is_not_shrunk() {
     writeln!(stdin, "{init}").expect("written");
     // Answered: the server has set its pipes up.
     let mut answer = String::new();
-    let mut reader = std::io::BufReader::new(std::fs::File::from(rustix::fd::OwnedFd::from(
+    let mut reader = std::io::BufReader::new(std::fs::File::from(
         read_end.try_clone().expect("a second descriptor"),
-    )));
+    ));
     reader.read_line(&mut answer).expect("an answer");
     assert!(answer.contains("\"id\":1"), "{answer}");
     let size = rustix::pipe::fcntl_getpipe_size(&read_end).expect("F_GETPIPE_SZ");
