@@ -631,6 +631,16 @@ async fn a_stdio_client_that_does_not_read_is_not_read_either() {
     writing.await.expect("writer");
 }
 
+/// The largest pipe an unprivileged process may ask for (1 MiB unless this machine lowered
+/// it).
+#[cfg(target_os = "linux")]
+fn pipe_max_size() -> usize {
+    std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1 << 20)
+}
+
 /// stdio: the server's stdout pipe holds `Limits::stdout_pipe_bytes` (256 KiB), not the
 /// kernel's 64 KiB, so answers leave while the client is busy rather than in turns with
 /// it: with the client not reading, what the server writes piles up in the pipe well
@@ -649,11 +659,7 @@ async fn the_stdout_pipe_holds_more_than_the_kernel_s_64_kib() {
         .expect("spawning the example server");
     let mut stdin = child.stdin.take().expect("stdin");
     let stdout = child.stdout.take().expect("stdout");
-    // The most an unprivileged process may ask for (1 MiB unless this machine lowered it).
-    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(1 << 20);
+    let max = pipe_max_size();
     let wanted = max.min(Limits::default().stdout_pipe_bytes);
     // `tools/list` answers, a few kilobytes each, until they would overfill the pipe.
     let lists = wanted / 1024;
@@ -701,10 +707,7 @@ async fn the_stdout_pipe_holds_more_than_the_kernel_s_64_kib() {
 async fn a_larger_stdout_pipe_is_not_shrunk() {
     use std::io::{BufRead, Write};
     let (read_end, write_end) = rustix::pipe::pipe().expect("a pipe");
-    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(1 << 20);
+    let max = pipe_max_size();
     let larger = rustix::pipe::fcntl_setpipe_size(&write_end, max).expect("F_SETPIPE_SZ");
     assert!(larger > Limits::default().stdout_pipe_bytes, "{larger}");
     let exe = kit::process::example_named("conformance_server");
