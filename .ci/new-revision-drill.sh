@@ -4,7 +4,7 @@
 # revisions with `cargo codegen add-revision` — the 2026-07-28 schema under a new id, like
 # 2026-07-28 (stateless), and the 2025-11-25 schema under another, like 2025-11-25
 # (legacy) — checks that only generated files and the manifest changed, builds, and runs
-# `runtime/tests/every_revision.rs` there: a full stdio session with the example server at
+# `runtime/interop/tests/every_revision.rs` there: a full stdio session with the example server at
 # every revision, each server message an exact instance of that revision's schema.
 #
 # Usage: .ci/new-revision-drill.sh   (MCP_SCHEMA_DIR must name the schema mirror)
@@ -52,8 +52,8 @@ for id in "$MODERN_ID" "$LEGACY_ID"; do
   grep -q "^id = \"$id\"" schema/revisions.toml || { echo "$id is not in the manifest"; exit 1; }
 done
 
-echo "== build, and serve every revision over stdio (runtime/tests/every_revision.rs)"
-cargo build --quiet -p mcp-runtime --example conformance_server
+echo "== build, and serve every revision over stdio (runtime/interop/tests/every_revision.rs)"
+cargo build --quiet -p mcp-interop --example conformance_server
 server="$CARGO_TARGET_DIR/debug/examples/conformance_server"
 discover='{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"'"$MODERN_ID"'","io.modelcontextprotocol/clientCapabilities":{}}}}'
 answer="$(echo "$discover" | "$server")"
@@ -61,5 +61,5 @@ echo "server/discover at $MODERN_ID: $answer"
 for id in "$MODERN_ID" "$LEGACY_ID"; do
   echo "$answer" | grep -q "\"$id\"" || { echo "server/discover does not list $id"; exit 1; }
 done
-cargo test --quiet -p mcp-runtime --test every_revision
+cargo test --quiet -p mcp-interop --test every_revision
 echo "new-revision drill passed: $MODERN_ID (like $MODERN_LIKE) and $LEGACY_ID (like $LEGACY_LIKE) served with no hand-written edit"

@@ -351,6 +351,7 @@ fn ext_mod_file(manifest: &Manifest) -> String {
         quote! {
             #[doc = #doc]
             #[cfg(#cfg)]
+            #[cfg_attr(docsrs, doc(cfg(#cfg)))]
             pub mod #ident;
         }
     });

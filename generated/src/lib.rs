@@ -12,6 +12,7 @@
 //! Official protocol extensions are generated the same way from their own pinned schemas,
 //! one module each under [`ext`] (`ext::tasks`: `io.modelcontextprotocol/tasks`).
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(hidden)]
 pub mod support;

@@ -3,26 +3,31 @@
 
 /// MCP revision `2024-11-05`.
 #[cfg(feature = "v2024_11_05")]
+#[cfg_attr(docsrs, doc(cfg(feature = "v2024_11_05")))]
 #[rustfmt::skip]
 #[path = "v2024_11_05/mod.rs"]
 pub mod v2024_11_05;
 /// MCP revision `2025-03-26`.
 #[cfg(feature = "v2025_03_26")]
+#[cfg_attr(docsrs, doc(cfg(feature = "v2025_03_26")))]
 #[rustfmt::skip]
 #[path = "v2025_03_26/mod.rs"]
 pub mod v2025_03_26;
 /// MCP revision `2025-06-18`.
 #[cfg(feature = "v2025_06_18")]
+#[cfg_attr(docsrs, doc(cfg(feature = "v2025_06_18")))]
 #[rustfmt::skip]
 #[path = "v2025_06_18/mod.rs"]
 pub mod v2025_06_18;
 /// MCP revision `2025-11-25`.
 #[cfg(feature = "v2025_11_25")]
+#[cfg_attr(docsrs, doc(cfg(feature = "v2025_11_25")))]
 #[rustfmt::skip]
 #[path = "v2025_11_25/mod.rs"]
 pub mod v2025_11_25;
 /// MCP revision `2026-07-28`.
 #[cfg(feature = "v2026_07_28")]
+#[cfg_attr(docsrs, doc(cfg(feature = "v2026_07_28")))]
 #[rustfmt::skip]
 #[path = "v2026_07_28/mod.rs"]
 pub mod v2026_07_28;

@@ -105,6 +105,7 @@ pub fn revisions_file(revisions: &[Revision], methods: &[&[crate::ir::Method]]) 
         quote! {
             #[doc = #doc]
             #[cfg(feature = #name)]
+            #[cfg_attr(docsrs, doc(cfg(feature = #name)))]
             #[rustfmt::skip]
             #[path = #path]
             pub mod #ident;
@@ -449,12 +450,15 @@ pub fn cargo_toml(revisions: &[Revision], extensions: &[Extension]) -> String {
 
 [package]
 name = "mcp-generated"
-version = "0.1.0"
 description = "Rust types and method tables for every MCP protocol revision, generated from the official JSON Schemas"
+version.workspace = true
 edition.workspace = true
 rust-version.workspace = true
 license.workspace = true
 repository.workspace = true
+readme = "README.md"
+keywords = ["mcp", "model-context-protocol", "llm", "schema", "types"]
+categories = ["api-bindings", "encoding"]
 
 [features]
 default = [{default}]
@@ -463,8 +467,10 @@ default = [{default}]
 serde.workspace = true
 serde_json.workspace = true
 
+# Path only (no version): `cargo package` leaves them out of the published manifest, which
+# breaks the cycle with mcp-codegen's own dev-dependency on this crate.
 [dev-dependencies]
-mcp-codegen.workspace = true
+mcp-codegen = {{ path = "../codegen" }}
 jsonschema.workspace = true
 
 [lints]
@@ -472,6 +478,7 @@ workspace = true
 
 [package.metadata.docs.rs]
 all-features = true
+rustdoc-args = ["--cfg", "docsrs"]
 "#
     )
 }

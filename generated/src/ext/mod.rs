@@ -7,4 +7,5 @@
 //! revision it extends are.
 /// The `io.modelcontextprotocol/tasks` extension: long-running tool calls run as tasks, polled with tasks/get (SEP-2663).
 #[cfg(all(feature = "ext_tasks", feature = "v2026_07_28"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "ext_tasks", feature = "v2026_07_28"))))]
 pub mod tasks;

@@ -1,4 +1,4 @@
-//! Fuzzes HTTP request handling (`mcp_runtime::transport::http::router`, Streamable HTTP
+//! Fuzzes HTTP request handling (`mcp_runtime_http::router`, Streamable HTTP
 //! on `/mcp` for both eras and HTTP+SSE on `/sse` + `/messages`) in process, through
 //! `tower::ServiceExt::oneshot`. The input (structured with `arbitrary`) chooses a set-up
 //! (nothing, a legacy session opened with a real `initialize`, or an open HTTP+SSE stream),
@@ -21,7 +21,7 @@ use axum::http::{header, HeaderName, HeaderValue, Method, Request, Response, Sta
 use axum::Router;
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
-use mcp_runtime::transport::http::{router, HttpConfig};
+use mcp_runtime_http::{router, HttpConfig};
 use mcp_runtime::{Era, ProtocolVersion};
 use serde_json::{json, Value};
 use tower::ServiceExt;

@@ -1,4 +1,4 @@
-//! Fuzzes `mcp_runtime::__internal::wire::parse_frame` (the JSON-RPC framing every transport uses) on
+//! Fuzzes `mcp_runtime::wire::parse_frame` (the JSON-RPC framing every transport uses) on
 //! arbitrary bytes. Invariants: it never panics; it reports -32700 exactly when the bytes
 //! are not JSON and -32600 for every other rejection; a batch has one entry per array
 //! element; and every message it accepts, re-encoded with the crate's own encoders, is
@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_runtime::__internal::wire::{
+use mcp_runtime::wire::{
     self, Encoded, ErrorCode, Frame, Invalid, Message, Outgoing, OutgoingKind,
 };
 use serde_json::Value;

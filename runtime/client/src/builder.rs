@@ -1,0 +1,347 @@
+//! Building a client: who it is, what it answers, which revisions it accepts, its
+//! timeouts — and connecting it to a server over one of the transports.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+
+use super::core::{Config, Core};
+use super::error::{ClientError, ClientErrorKind};
+use super::handlers::{ClientHandlers, ElicitRequest};
+use super::link::stdio::{Spawn, StdioLink};
+use super::link::{Incoming, Link};
+use super::{negotiate, Client};
+use mcp_runtime::model::{Elicitation, Implementation, Root, SampledMessage, SamplingRequest};
+use mcp_runtime::protocol::version::{Era, ProtocolVersion, VersionSet};
+use mcp_runtime::wire::RpcError;
+
+/// Builds a [`Client`] and connects it ([`ClientBuilder::connect_command`],
+/// [`ClientBuilder::connect_url`], …).
+#[derive(Clone, Debug)]
+pub struct ClientBuilder {
+    info: Implementation,
+    handlers: ClientHandlers,
+    url_elicitation: bool,
+    versions: VersionSet,
+    timeout: Duration,
+    probe_timeout: Duration,
+    max_rounds: usize,
+    experimental: Option<Value>,
+    http_headers: Vec<(String, String)>,
+    #[cfg(feature = "http")]
+    oauth: Option<super::auth::OAuth>,
+    get_stream: bool,
+    inherit_stderr: bool,
+    env: Vec<(String, String)>,
+    cwd: Option<PathBuf>,
+}
+
+impl ClientBuilder {
+    /// A client identified as `info`, accepting every revision, with no handlers.
+    pub fn new(info: Implementation) -> ClientBuilder {
+        ClientBuilder {
+            info,
+            handlers: ClientHandlers::new(),
+            url_elicitation: false,
+            versions: VersionSet::ALL,
+            timeout: Duration::from_secs(60),
+            probe_timeout: Duration::from_secs(10),
+            max_rounds: 8,
+            experimental: None,
+            http_headers: Vec::new(),
+            #[cfg(feature = "http")]
+            oauth: None,
+            get_stream: true,
+            inherit_stderr: true,
+            env: Vec::new(),
+            cwd: None,
+        }
+    }
+
+    /// The revisions the client accepts (default: all). A set without 2026-07-28 skips
+    /// the `server/discover` probe; a set without legacy revisions never sends
+    /// `initialize`.
+    #[must_use]
+    pub fn versions(mut self, versions: VersionSet) -> Self {
+        self.versions = versions;
+        self
+    }
+
+    /// Speaks `version` only.
+    #[must_use]
+    pub fn pin(self, version: ProtocolVersion) -> Self {
+        self.versions(VersionSet::of(&[version]))
+    }
+
+    /// How long a request waits for its answer by default (60 s; `Duration::ZERO`:
+    /// forever).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long the `server/discover` probe waits before the server is taken for a
+    /// legacy one (10 s).
+    #[must_use]
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// How many `input_required` rounds one request may take (8).
+    #[must_use]
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_rounds = rounds;
+        self
+    }
+
+    /// The handlers for what the server asks (replacing any set before).
+    #[must_use]
+    pub fn handlers(mut self, handlers: ClientHandlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    /// Answers sampling requests (declares `sampling`).
+    #[must_use]
+    pub fn on_sampling<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(SamplingRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<SampledMessage, RpcError>> + Send + 'static,
+    {
+        self.handlers = self.handlers.sampling(handler);
+        self
+    }
+
+    /// Answers elicitation requests (declares `elicitation`).
+    #[must_use]
+    pub fn on_elicitation<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ElicitRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Elicitation<Map<String, Value>>, RpcError>> + Send + 'static,
+    {
+        self.handlers = self.handlers.elicitation(handler);
+        self
+    }
+
+    /// Declares URL-mode elicitation too (2025-11-25+): the elicitation handler then also
+    /// gets [`ElicitRequest`]s with a `url`.
+    #[must_use]
+    pub fn url_elicitation(mut self, enabled: bool) -> Self {
+        self.url_elicitation = enabled;
+        self
+    }
+
+    /// Shares these roots (declares `roots`).
+    #[must_use]
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.handlers = self.handlers.fixed_roots(roots);
+        self
+    }
+
+    /// Experimental capabilities to declare.
+    #[must_use]
+    pub fn experimental(mut self, capabilities: Value) -> Self {
+        self.experimental = Some(capabilities);
+        self
+    }
+
+    /// A header sent with every HTTP request (`Authorization`, for instance).
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http_headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Authorizes HTTP requests with OAuth 2.1 when the server asks (`401`): see
+    /// [`OAuth`](super::OAuth).
+    #[cfg(feature = "http")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: super::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// Whether a legacy Streamable HTTP session opens the GET stream the server may send
+    /// unsolicited messages on (default: yes).
+    #[must_use]
+    pub fn get_stream(mut self, open: bool) -> Self {
+        self.get_stream = open;
+        self
+    }
+
+    /// Whether a spawned server's stderr goes to this process's (default) or is
+    /// discarded.
+    #[must_use]
+    pub fn inherit_stderr(mut self, inherit: bool) -> Self {
+        self.inherit_stderr = inherit;
+        self
+    }
+
+    /// An environment variable for a spawned server.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The working directory of a spawned server.
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    fn config(&self, versions: VersionSet) -> Config {
+        Config {
+            info: self.info.clone(),
+            handlers: self.handlers.clone(),
+            url_elicitation: self.url_elicitation,
+            versions,
+            timeout: self.timeout,
+            probe_timeout: self.probe_timeout,
+            max_rounds: self.max_rounds,
+            experimental: self.experimental.clone(),
+        }
+    }
+
+    async fn finish(
+        &self,
+        link: Box<dyn Link>,
+        incoming: mpsc::UnboundedReceiver<Incoming>,
+        versions: VersionSet,
+    ) -> Result<Client, ClientError> {
+        let core = Core::start(link, incoming, self.config(versions));
+        match negotiate::negotiate(&core).await {
+            Ok(server) => Ok(Client {
+                core,
+                server: Arc::new(server),
+            }),
+            Err(e) => {
+                core.close("negotiation failed").await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Launches `program` with `args` and speaks to it over its stdin and stdout.
+    pub async fn connect_command<I, S>(self, program: &str, args: I) -> Result<Client, ClientError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let spawn = Spawn {
+            program: program.to_owned(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: self.env.clone(),
+            cwd: self.cwd.clone(),
+            inherit_stderr: self.inherit_stderr,
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = StdioLink::spawn(&spawn, tx)?;
+        let legacy = VersionSet::of(&self.versions.of_era(Era::Legacy).collect::<Vec<_>>());
+        let probed = self.versions.of_era(Era::Modern).next().is_some() && !legacy.is_empty();
+        match self.finish(Box::new(link), rx, self.versions).await {
+            // Some legacy servers exit on a method they do not know before `initialize`
+            // (the `server/discover` probe): start the server again and open a legacy
+            // session straight away.
+            Err(e) if probed && e.kind() == ClientErrorKind::Closed => {
+                tracing::debug!("the server exited on the probe ({e}); starting it again");
+                let (tx, rx) = mpsc::unbounded_channel();
+                let link = StdioLink::spawn(&spawn, tx)?;
+                self.finish(Box::new(link), rx, legacy).await
+            }
+            other => other,
+        }
+    }
+
+    /// Launches a shell command line (`sh -c`, as `exec`: the server is the shell's
+    /// process) and speaks to it over its stdin and stdout.
+    pub async fn connect_shell(self, command_line: &str) -> Result<Client, ClientError> {
+        let line = format!("exec {command_line}");
+        self.connect_command("sh", ["-c".to_owned(), line]).await
+    }
+
+    /// Speaks newline-delimited JSON-RPC over a stream pair: `from_server` is what the
+    /// server writes, `to_server` what it reads (a socket, an in-memory pipe).
+    pub async fn connect_streams<R, W>(
+        self,
+        from_server: R,
+        to_server: W,
+    ) -> Result<Client, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = StdioLink::streams(from_server, to_server, tx);
+        self.finish(Box::new(link), rx, self.versions).await
+    }
+
+    /// Connects to the MCP endpoint at `url` over Streamable HTTP; if the server turns
+    /// out to speak only the old HTTP+SSE transport (its POST is refused without a
+    /// JSON-RPC answer), connects to the same URL over HTTP+SSE.
+    #[cfg(feature = "http")]
+    pub async fn connect_url(self, url: &str) -> Result<Client, ClientError> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = super::link::http::HttpLink::new(url, self.http_settings(url, false)?, tx)?;
+        match self.finish(Box::new(link), rx, self.versions).await {
+            Ok(client) => Ok(client),
+            Err(e)
+                if e.kind() == ClientErrorKind::Transport
+                    && self.versions.of_era(Era::Legacy).next().is_some() =>
+            {
+                tracing::debug!("Streamable HTTP failed ({e}); trying HTTP+SSE at {url}");
+                self.connect_sse(url).await.map_err(|sse| {
+                    ClientError::new(
+                        ClientErrorKind::Transport,
+                        format!("{e}; and over HTTP+SSE: {sse}"),
+                    )
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Connects to an HTTP+SSE server (2024-11-05): `url` is its event stream.
+    #[cfg(feature = "http")]
+    pub async fn connect_sse(self, url: &str) -> Result<Client, ClientError> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = super::link::legacy_sse::LegacySseLink::connect(
+            url,
+            &self.http_settings(url, true)?,
+            tx,
+        )
+        .await?;
+        let legacy = VersionSet::of(&self.versions.of_era(Era::Legacy).collect::<Vec<_>>());
+        self.finish(Box::new(link), rx, legacy).await
+    }
+
+    #[cfg(feature = "http")]
+    fn http_settings(
+        &self,
+        url: &str,
+        legacy_sse: bool,
+    ) -> Result<super::link::http::HttpSettings, ClientError> {
+        let auth = match &self.oauth {
+            Some(oauth) => Some(Arc::new(super::auth::Authorizer::new(
+                oauth.clone(),
+                url,
+                &self.info.name,
+                legacy_sse,
+            )?)),
+            None => None,
+        };
+        Ok(super::link::http::HttpSettings {
+            headers: self.http_headers.clone(),
+            get_stream: self.get_stream,
+            auth,
+        })
+    }
+}

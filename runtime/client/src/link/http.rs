@@ -1,0 +1,539 @@
+//! The Streamable HTTP link (2025-03-26 and later): every message is a POST to the MCP
+//! endpoint, answered with JSON, an SSE stream, or `202 Accepted`.
+//!
+//! - Legacy sessions (2025-03-26 … 2025-11-25): the `Mcp-Session-Id` the `initialize`
+//!   answer names goes on every later request, with `MCP-Protocol-Version`; a GET stream
+//!   carries what the server sends outside any request; a response stream that ends
+//!   before its answer is resumed with a GET carrying `Last-Event-ID`, after the `retry`
+//!   the server advised; closing sends a DELETE.
+//! - 2026-07-28: no session, no GET stream, no resumption; the request metadata headers
+//!   come from the core with each message, and closing a request's response stream is
+//!   how it is cancelled.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::StatusCode;
+
+use super::sse;
+use super::stdio::error_object;
+use super::{Incoming, IncomingTx, Link, LinkFuture, LinkKind, Outbound, OutboundKind};
+use crate::error::{ClientError, ClientErrorKind};
+use mcp_runtime::wire::{self, Frame, Message, RequestId};
+
+/// How often in a row a response stream that ended early is resumed without the server
+/// sending anything before the request fails. A reconnection that reads anything (an
+/// event, a `retry`) starts the count again: a server that polls (2025-11-25) closes
+/// each connection of a long request's stream, as often as it takes.
+const MAX_RESUMPTIONS: usize = 5;
+/// The wait before resuming when the server gave no `retry` advice.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// How many times in a row the session's GET stream is re-opened after it ends without
+/// the server sending anything (a polling server's connections that carry something
+/// start the count again).
+const MAX_GET_REOPENS: usize = 3;
+
+/// Settings of an HTTP link.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HttpSettings {
+    /// Headers sent with every request (authorization, for instance).
+    pub(crate) headers: Vec<(String, String)>,
+    /// Whether a legacy session opens its GET stream.
+    pub(crate) get_stream: bool,
+    /// OAuth, when configured: every request goes through it.
+    pub(crate) auth: Option<Arc<crate::auth::Authorizer>>,
+}
+
+struct State {
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+    exchanges: HashMap<RequestId, tokio::task::AbortHandle>,
+    get_stream: Option<tokio::task::AbortHandle>,
+}
+
+struct Shared {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    settings: HttpSettings,
+    incoming: IncomingTx,
+    state: Mutex<State>,
+}
+
+pub(crate) struct HttpLink(Arc<Shared>);
+
+fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+pub(crate) fn http_client() -> Result<reqwest::Client, ClientError> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| ClientError::transport(format!("cannot build the HTTP client: {e}")))
+}
+
+pub(crate) fn parse_url(url: &str) -> Result<reqwest::Url, ClientError> {
+    reqwest::Url::parse(url).map_err(|e| ClientError::transport(format!("bad URL `{url}`: {e}")))
+}
+
+impl HttpLink {
+    pub(crate) fn new(
+        url: &str,
+        settings: HttpSettings,
+        incoming: IncomingTx,
+    ) -> Result<HttpLink, ClientError> {
+        Ok(HttpLink(Arc::new(Shared {
+            http: http_client()?,
+            url: parse_url(url)?,
+            settings,
+            incoming,
+            state: Mutex::new(State {
+                session_id: None,
+                protocol_version: None,
+                exchanges: HashMap::new(),
+                get_stream: None,
+            }),
+        })))
+    }
+}
+
+impl Shared {
+    /// The headers every request of the session carries.
+    fn base_headers(&self, extra: &[(String, String)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let mut put = |name: &str, value: &str| match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(n), Ok(v)) => {
+                headers.insert(n, v);
+            }
+            _ => tracing::warn!("not sending the malformed header `{name}`"),
+        };
+        for (name, value) in &self.settings.headers {
+            put(name, value);
+        }
+        let (session, version) = {
+            let state = lock(&self.state);
+            (state.session_id.clone(), state.protocol_version.clone())
+        };
+        if let Some(session) = &session {
+            put("mcp-session-id", session);
+        }
+        if let Some(version) = &version {
+            put("mcp-protocol-version", version);
+        }
+        for (name, value) in extra {
+            put(name, value);
+        }
+        headers
+    }
+
+    fn keep_session_id(&self, headers: &HeaderMap) {
+        if let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+            lock(&self.state).session_id = Some(id.to_owned());
+        }
+    }
+
+    async fn post(&self, out: &Outbound) -> Result<reqwest::Response, ClientError> {
+        let mut headers = self.base_headers(&out.headers);
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        let request = self
+            .http
+            .post(self.url.clone())
+            .headers(headers)
+            .body(out.json.clone());
+        crate::auth::send(
+            self.settings.auth.as_ref(),
+            request,
+            &format!("POST {}", self.url),
+        )
+        .await
+    }
+
+    fn fail(&self, id: &RequestId, error: ClientError) {
+        let _ = self.incoming.send(Incoming::Failed {
+            id: id.clone(),
+            error,
+        });
+    }
+
+    /// One request's exchange: the POST, then its JSON or SSE answer, resumed if its
+    /// stream ends early in a legacy session.
+    async fn exchange(self: Arc<Self>, id: RequestId, out: Outbound) {
+        let sent_on = lock(&self.state).session_id.clone();
+        let response = match self.post(&out).await {
+            Ok(r) => r,
+            Err(e) => return self.fail(&id, e),
+        };
+        if response.status() == StatusCode::NOT_FOUND {
+            if let Some(ended) = sent_on {
+                // The server no longer knows the session, and did not run the request:
+                // the client starts a new session (the spec's MUST) and sends it again.
+                self.forget_session(&ended);
+                return self.fail(
+                    &id,
+                    ClientError::new(
+                        ClientErrorKind::SessionExpired,
+                        "the server ended the session (HTTP 404)",
+                    ),
+                );
+            }
+        }
+        if out.opens_session && response.status().is_success() {
+            self.keep_session_id(response.headers());
+        }
+        let status = response.status();
+        let content_type = content_type(&response);
+        if content_type.starts_with("text/event-stream") && status.is_success() {
+            let mut parser = sse::Parser::default();
+            if self.read_events(response, &mut parser, Some(&id)).await {
+                return;
+            }
+            self.resume(&id, parser).await;
+            return;
+        }
+        let body = match read_body(response).await {
+            Ok(b) => b,
+            Err(e) => return self.fail(&id, e),
+        };
+        if self.deliver(&body, Some(&id)) {
+            return;
+        }
+        let message = match status {
+            StatusCode::NOT_FOUND if lock(&self.state).session_id.is_some() => {
+                "the server ended the session (404)".to_owned()
+            }
+            s if s.is_success() => format!("HTTP {s} without an answer to the request"),
+            s => format!(
+                "HTTP {s}{}",
+                if body.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ": {}",
+                        String::from_utf8_lossy(&body)
+                            .chars()
+                            .take(200)
+                            .collect::<String>()
+                    )
+                }
+            ),
+        };
+        self.fail(&id, ClientError::transport(message));
+    }
+
+    /// Forgets session `ended` (the server answered 404 for it), unless a new one took
+    /// its place already: later requests go without it until `initialize` opens the next,
+    /// and its GET stream stops.
+    fn forget_session(&self, ended: &str) {
+        let mut state = lock(&self.state);
+        if state.session_id.as_deref() == Some(ended) {
+            state.session_id = None;
+            if let Some(get) = state.get_stream.take() {
+                get.abort();
+            }
+        }
+    }
+
+    /// Delivers a JSON body's messages; whether the answer to `id` was among them (an
+    /// error answer with `id: null` counts: it is delivered as the request's failure).
+    fn deliver(&self, bytes: &[u8], id: Option<&RequestId>) -> bool {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return false;
+        }
+        let messages = match wire::parse_frame(bytes) {
+            Frame::Single(m) => vec![m],
+            Frame::Batch(ms) => ms,
+        };
+        let mut answered = false;
+        for m in messages {
+            match m {
+                Ok(message) => {
+                    if let (Message::Response { id: rid, .. }, Some(id)) = (&message, id) {
+                        answered |= rid == id;
+                    }
+                    let _ = self.incoming.send(Incoming::Message {
+                        message,
+                        related: id.cloned(),
+                    });
+                }
+                Err(invalid) => match (invalid.id, id, error_object(bytes)) {
+                    (None, Some(id), Some(error)) => {
+                        self.fail(id, ClientError::from_rpc(error));
+                        answered = true;
+                    }
+                    _ => tracing::warn!(
+                        "ignoring an invalid message from the server: {}",
+                        invalid.error.message
+                    ),
+                },
+            }
+        }
+        answered
+    }
+
+    /// Reads an SSE response, delivering each message; whether the answer to `id` came
+    /// (then the stream is left: the answer ends a request's stream).
+    async fn read_events(
+        &self,
+        mut response: reqwest::Response,
+        parser: &mut sse::Parser,
+        id: Option<&RequestId>,
+    ) -> bool {
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let mut answered = false;
+                    for event in parser.feed(&chunk) {
+                        if (event.event.is_empty() || event.event == "message")
+                            && !event.data.trim().is_empty()
+                        {
+                            answered |= self.deliver(event.data.as_bytes(), id);
+                        }
+                    }
+                    if answered {
+                        return true;
+                    }
+                }
+                Ok(None) => return false,
+                Err(e) => {
+                    tracing::debug!("a response stream broke: {e}");
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Resumes a request's stream that ended before its answer (legacy sessions with an
+    /// event id to resume from); fails the request otherwise.
+    async fn resume(&self, id: &RequestId, mut parser: sse::Parser) {
+        let legacy = lock(&self.state).protocol_version.is_some();
+        let mut idle = 0;
+        while idle < MAX_RESUMPTIONS {
+            let Some(last_id) = parser.last_id.clone().filter(|_| legacy) else {
+                break;
+            };
+            idle += 1;
+            let wait = parser.retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
+            tokio::time::sleep(wait).await;
+            let Ok(response) = self.get(Some(&last_id)).await else {
+                continue;
+            };
+            if !response.status().is_success() {
+                break;
+            }
+            let before = parser.fields;
+            if self.read_events(response, &mut parser, Some(id)).await {
+                return;
+            }
+            if parser.fields > before {
+                idle = 0;
+            }
+        }
+        self.fail(
+            id,
+            ClientError::transport("the response stream ended before the answer"),
+        );
+    }
+
+    async fn get(&self, last_event_id: Option<&str>) -> Result<reqwest::Response, ClientError> {
+        let mut headers = self.base_headers(&[]);
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        if let Some(Ok(v)) = last_event_id.map(HeaderValue::from_str) {
+            headers.insert("last-event-id", v);
+        }
+        let request = self.http.get(self.url.clone()).headers(headers);
+        crate::auth::send(
+            self.settings.auth.as_ref(),
+            request,
+            &format!("GET {}", self.url),
+        )
+        .await
+    }
+
+    /// The session's GET stream: what the server sends outside any request. `opened`
+    /// hears when the first attempt is answered.
+    async fn listen(self: Arc<Self>, opened: tokio::sync::oneshot::Sender<()>) {
+        let mut parser = sse::Parser::default();
+        let mut reopens = 0;
+        let mut opened = Some(opened);
+        loop {
+            let response = self.get(parser.last_id.as_deref()).await;
+            if let Some(opened) = opened.take() {
+                let _ = opened.send(());
+            }
+            let response = match response {
+                Ok(r)
+                    if r.status().is_success()
+                        && content_type(&r).starts_with("text/event-stream") =>
+                {
+                    r
+                }
+                // 405: the server offers no GET stream; anything else: give up quietly.
+                _ => return,
+            };
+            let before = parser.fields;
+            self.read_events(response, &mut parser, None).await;
+            if parser.fields > before {
+                reopens = 0;
+            }
+            reopens += 1;
+            if reopens > MAX_GET_REOPENS {
+                return;
+            }
+            let wait = parser.retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, ClientError> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => return Ok(body),
+            Err(e) => return Err(ClientError::transport(format!("reading an answer: {e}"))),
+        }
+    }
+}
+
+impl Drop for HttpLink {
+    /// A client dropped without `close`: its streams end, and a legacy session is
+    /// deleted in the background when a runtime is at hand.
+    fn drop(&mut self) {
+        let session = {
+            let mut state = lock(&self.0.state);
+            if let Some(get) = state.get_stream.take() {
+                get.abort();
+            }
+            for (_, task) in state.exchanges.drain() {
+                task.abort();
+            }
+            state.session_id.take()
+        };
+        if let (Some(session), Ok(runtime)) = (session, tokio::runtime::Handle::try_current()) {
+            let (http, url) = (self.0.http.clone(), self.0.url.clone());
+            let auth = self.0.settings.auth.clone();
+            runtime.spawn(async move {
+                let what = format!("DELETE {url}");
+                let request = http
+                    .delete(url)
+                    .header("mcp-session-id", session)
+                    .timeout(Duration::from_secs(5));
+                let _ = crate::auth::send(auth.as_ref(), request, &what).await;
+            });
+        }
+    }
+}
+
+impl Link for HttpLink {
+    fn kind(&self) -> LinkKind {
+        LinkKind::StreamableHttp
+    }
+
+    fn send(&self, out: Outbound) -> LinkFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            match &out.kind {
+                OutboundKind::Request(id) => {
+                    let id = id.clone();
+                    let shared = self.0.clone();
+                    let task = tokio::spawn(shared.clone().exchange(id.clone(), out));
+                    let mut state = lock(&shared.state);
+                    state.exchanges.retain(|_, t| !t.is_finished());
+                    state.exchanges.insert(id, task.abort_handle());
+                    Ok(())
+                }
+                OutboundKind::Notification | OutboundKind::Response => {
+                    let response = self.0.post(&out).await?;
+                    let status = response.status();
+                    if status.is_success() {
+                        Ok(())
+                    } else {
+                        Err(ClientError::transport(format!(
+                            "the server refused a message: HTTP {status}"
+                        )))
+                    }
+                }
+            }
+        })
+    }
+
+    fn abandon(&self, id: &RequestId) {
+        if let Some(task) = lock(&self.0.state).exchanges.remove(id) {
+            task.abort();
+        }
+    }
+
+    fn has_session(&self) -> bool {
+        let state = lock(&self.0.state);
+        // A 2026-07-28 exchange has no session and needs none.
+        state.session_id.is_some() || state.protocol_version.is_none()
+    }
+
+    fn session_opened(&self, version: crate::ProtocolVersion) {
+        lock(&self.0.state).protocol_version = Some(version.as_str().to_owned());
+    }
+
+    fn listen(&self) -> LinkFuture<'_, ()> {
+        Box::pin(async move {
+            if !self.0.settings.get_stream || lock(&self.0.state).get_stream.is_some() {
+                return;
+            }
+            // Open before the first request goes out, so that nothing the server sends
+            // outside a request's stream is missed, and so that a request's resumption
+            // is never confused with the opening of this stream.
+            let (opened, is_open) = tokio::sync::oneshot::channel();
+            let task = tokio::spawn(self.0.clone().listen(opened));
+            lock(&self.0.state).get_stream = Some(task.abort_handle());
+            let _ = tokio::time::timeout(Duration::from_secs(10), is_open).await;
+        })
+    }
+
+    fn close(&self) -> LinkFuture<'_, ()> {
+        Box::pin(async move {
+            let session = {
+                let mut state = lock(&self.0.state);
+                if let Some(get) = state.get_stream.take() {
+                    get.abort();
+                }
+                for (_, task) in state.exchanges.drain() {
+                    task.abort();
+                }
+                state.session_id.is_some()
+            };
+            if session {
+                let headers = self.0.base_headers(&[]);
+                let request = self
+                    .0
+                    .http
+                    .delete(self.0.url.clone())
+                    .headers(headers)
+                    .timeout(Duration::from_secs(5));
+                let _ = crate::auth::send(
+                    self.0.settings.auth.as_ref(),
+                    request,
+                    &format!("DELETE {}", self.0.url),
+                )
+                .await;
+                lock(&self.0.state).session_id = None;
+            }
+        })
+    }
+}

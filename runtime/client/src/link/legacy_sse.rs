@@ -1,0 +1,175 @@
+//! The HTTP+SSE link (2024-11-05): a GET opens an event stream whose first event,
+//! `endpoint`, names the URL to POST messages to; every answer, request and
+//! notification of the server arrives on that stream.
+
+use std::sync::Mutex;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+
+use super::http::{http_client, parse_url, HttpSettings};
+use super::sse;
+use super::stdio::deliver;
+use super::{Incoming, IncomingTx, Link, LinkFuture, LinkKind, Outbound, OutboundKind};
+use crate::error::ClientError;
+use mcp_runtime::wire::RequestId;
+
+pub(crate) struct LegacySseLink {
+    http: reqwest::Client,
+    auth: Option<std::sync::Arc<crate::auth::Authorizer>>,
+    endpoint: reqwest::Url,
+    headers: HeaderMap,
+    incoming: IncomingTx,
+    stream: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+fn header_map(pairs: &[(String, String)]) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for (name, value) in pairs {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            headers.insert(n, v);
+        }
+    }
+    headers
+}
+
+impl LegacySseLink {
+    /// Opens the stream at `url` and waits for its `endpoint` event.
+    pub(crate) async fn connect(
+        url: &str,
+        settings: &HttpSettings,
+        incoming: IncomingTx,
+    ) -> Result<LegacySseLink, ClientError> {
+        let http = http_client()?;
+        let url = parse_url(url)?;
+        let headers = header_map(&settings.headers);
+        let request = http
+            .get(url.clone())
+            .headers(headers.clone())
+            .header(ACCEPT, "text/event-stream");
+        let mut response =
+            crate::auth::send(settings.auth.as_ref(), request, &format!("GET {url}")).await?;
+        if !response.status().is_success() {
+            return Err(ClientError::transport(format!(
+                "GET {url}: HTTP {} (not an HTTP+SSE endpoint)",
+                response.status()
+            )));
+        }
+        let mut parser = sse::Parser::default();
+        let mut early = Vec::new();
+        let endpoint = 'found: loop {
+            let chunk = response
+                .chunk()
+                .await
+                .map_err(|e| ClientError::transport(format!("reading {url}: {e}")))?
+                .ok_or_else(|| {
+                    ClientError::transport(format!("{url}: the stream ended before its endpoint"))
+                })?;
+            for event in parser.feed(&chunk) {
+                if event.event == "endpoint" {
+                    let endpoint = url.join(event.data.trim()).map_err(|e| {
+                        ClientError::transport(format!("bad endpoint `{}`: {e}", event.data))
+                    })?;
+                    break 'found endpoint;
+                }
+                early.push(event);
+            }
+        };
+        // Messages before the endpoint are not expected; keep them anyway.
+        for event in early {
+            deliver(event.data.as_bytes(), &incoming, None);
+        }
+        let task = tokio::spawn(read_stream(response, parser, incoming.clone()));
+        Ok(LegacySseLink {
+            http,
+            auth: settings.auth.clone(),
+            endpoint,
+            headers,
+            incoming,
+            stream: Mutex::new(Some(task.abort_handle())),
+        })
+    }
+}
+
+async fn read_stream(
+    mut response: reqwest::Response,
+    mut parser: sse::Parser,
+    incoming: IncomingTx,
+) {
+    let why = loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                for event in parser.feed(&chunk) {
+                    if (event.event.is_empty() || event.event == "message")
+                        && !event.data.trim().is_empty()
+                    {
+                        deliver(event.data.as_bytes(), &incoming, None);
+                    }
+                }
+            }
+            Ok(None) => break "the server closed the event stream".to_owned(),
+            Err(e) => break format!("the event stream broke: {e}"),
+        }
+    };
+    let _ = incoming.send(Incoming::Closed(why));
+}
+
+impl Drop for LegacySseLink {
+    fn drop(&mut self) {
+        if let Some(task) = self.stream.lock().ok().and_then(|mut s| s.take()) {
+            task.abort();
+        }
+    }
+}
+
+impl Link for LegacySseLink {
+    fn kind(&self) -> LinkKind {
+        LinkKind::LegacySse
+    }
+
+    fn send(&self, out: Outbound) -> LinkFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let mut headers = self.headers.clone();
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            let request = self
+                .http
+                .post(self.endpoint.clone())
+                .headers(headers)
+                .body(out.json.clone());
+            let result = crate::auth::send(
+                self.auth.as_ref(),
+                request,
+                &format!("POST {}", self.endpoint),
+            )
+            .await;
+            let failure = match result {
+                Ok(r) if r.status().is_success() => return Ok(()),
+                Ok(r) => {
+                    ClientError::transport(format!("POST {}: HTTP {}", self.endpoint, r.status()))
+                }
+                Err(e) => e,
+            };
+            if let OutboundKind::Request(id) = &out.kind {
+                let _ = self.incoming.send(Incoming::Failed {
+                    id: id.clone(),
+                    error: failure.clone(),
+                });
+            }
+            Err(failure)
+        })
+    }
+
+    fn abandon(&self, _id: &RequestId) {}
+
+    fn session_opened(&self, _version: crate::ProtocolVersion) {}
+
+    fn close(&self) -> LinkFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some(task) = self.stream.lock().ok().and_then(|mut s| s.take()) {
+                task.abort();
+            }
+        })
+    }
+}

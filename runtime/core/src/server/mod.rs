@@ -1,0 +1,450 @@
+//! The server an author builds once: identity, tools, resources, prompts, completion;
+//! and the revision-independent handling of each client request, answered through
+//! `shape` in the revision the request is served at.
+
+mod builder;
+pub mod connection;
+pub(crate) mod context;
+#[cfg(feature = "typed-tools")]
+pub(crate) mod elicit_schema;
+mod events;
+mod handler;
+mod handler_output;
+mod listen;
+mod registry;
+mod router;
+#[cfg(feature = "tasks")]
+pub mod tasks;
+mod tool_output;
+mod uri_template;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, RwLock};
+
+use registry::{write_lock, Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+use serde_json::{json, Map, Value};
+use tokio::sync::broadcast;
+
+use crate::model::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use crate::protocol::version::{ProtocolVersion, VersionSet};
+use crate::server::context::Context;
+use crate::wire::{Encoded, ErrorCode, RpcError};
+
+pub use builder::ServerBuilder;
+pub use events::ServerEvent;
+use handler::CompleteFn;
+pub use handler::{BoxFuture, CompletionRequest};
+pub use handler_output::{IntoPromptResult, IntoResourceContents};
+#[cfg(feature = "tasks")]
+pub use tasks::{
+    MemoryTaskStore, TaskChange, TaskOptions, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
+    TASKS_EXTENSION,
+};
+pub use tool_output::{IntoToolResult, ToolError};
+
+/// Limits, with defaults; all configurable on the builder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Largest accepted message (a stdio line, an HTTP body), in bytes. Default 4 MiB.
+    pub max_message_bytes: usize,
+    /// Items per page of a list result. Default 100.
+    pub page_size: usize,
+    /// Messages queued for one peer before senders wait. Default 1024.
+    pub outbound_queue: usize,
+    /// How long running requests may finish after the client closed its input. Default 5 s.
+    pub shutdown_grace: std::time::Duration,
+    /// How long a legacy client may take to answer a request the server sent it
+    /// (sampling, elicitation, roots). Default 60 s.
+    pub ask_timeout: std::time::Duration,
+    /// How long one request's handler may run before it is cancelled and answered with
+    /// an internal error. Default 5 minutes (tools may legitimately be slow; a hung one
+    /// must not hold its id and memory forever).
+    pub request_timeout: std::time::Duration,
+    /// Requests one connection (a stdio peer, an HTTP session) may have running at once;
+    /// beyond it a request is answered at once with `-32603` ("too many requests in
+    /// progress") and nothing runs. Bounds the memory a client can make the server hold
+    /// by sending requests faster than they finish (or than it reads their answers).
+    /// Default 1024.
+    pub max_in_flight: usize,
+    /// The capacity asked of the kernel for the stdio transport's stdout pipe, in bytes,
+    /// when stdout is a pipe (Linux): a smaller pipe is enlarged to it, a larger one (the
+    /// client made it so) is left as it is. Default 256 KiB; 0 leaves the pipe as it was made.
+    ///
+    /// A pipe holds 64 KiB unless its size is changed, so an answer of that size (a
+    /// resource read, a long tool result) could only leave in pieces, the server waiting
+    /// for the client to read each one: the two processes took turns instead of working
+    /// at once, which halved the rate of 64 KiB reads. Larger is not better: a client
+    /// that reads all the pipe holds in one call keeps the pipe locked meanwhile, and
+    /// the server's next write spins on that lock — 1 MiB cost more server CPU per 64 KiB
+    /// read than 256 KiB (BENCHMARKS.md §8.10). The kernel refuses more than
+    /// `/proc/sys/fs/pipe-max-size` (1 MiB by default) to an unprivileged process; a
+    /// refusal leaves the pipe as it was.
+    pub stdout_pipe_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_message_bytes: 4 * 1024 * 1024,
+            page_size: 100,
+            outbound_queue: 1024,
+            shutdown_grace: std::time::Duration::from_secs(5),
+            ask_timeout: std::time::Duration::from_secs(60),
+            request_timeout: std::time::Duration::from_secs(300),
+            max_in_flight: 1024,
+            stdout_pipe_bytes: 256 * 1024,
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) versions: VersionSet,
+    pub(crate) limits: Limits,
+    tools: RwLock<Listed<ToolEntry>>,
+    resources: RwLock<Listed<ResourceEntry>>,
+    templates: RwLock<Listed<TemplateEntry>>,
+    prompts: RwLock<Listed<PromptEntry>>,
+    completion: Option<Arc<CompleteFn>>,
+    pub(crate) roots_changed: Option<Arc<handler::RootsChangedFn>>,
+    resource_interest: Option<Arc<handler::ResourceInterestFn>>,
+    /// How many subscriptions (a legacy session's, a listen's) name each resource.
+    interest: Mutex<HashMap<String, usize>>,
+    declare_tools: bool,
+    declare_resources: bool,
+    declare_prompts: bool,
+    pub(crate) events: broadcast::Sender<ServerEvent>,
+    /// The `initialize` / `server/discover` result per revision: it depends only on what
+    /// the builder fixed (identity, capabilities, instructions, revisions), so it is shaped
+    /// once.
+    handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
+    /// The keys of the 2026-07-28 `requestState` ([`ServerBuilder::state_keys`]).
+    pub(crate) state_keys: Arc<crate::protocol::asks::StateKeys>,
+    /// Whether tasks are offered (a tool may run as one, or the builder configured them).
+    #[cfg(feature = "tasks")]
+    offers_tasks: bool,
+    /// The tasks and where their state lives.
+    #[cfg(feature = "tasks")]
+    tasks: Arc<tasks::Tasks>,
+}
+
+/// A multi-revision MCP server. Cheap to clone; build it with [`Server::builder`].
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .field("versions", &self.inner.versions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A subscription now names resource `uri` (see
+    /// [`ServerBuilder::on_resource_interest`]): the first tells the hook.
+    pub(crate) fn interest_added(&self, uri: &str) {
+        let first = {
+            let mut interest = lock_interest(&self.inner.interest);
+            let count = interest.entry(uri.to_owned()).or_insert(0);
+            *count += 1;
+            *count == 1
+        };
+        if first {
+            if let Some(hook) = &self.inner.resource_interest {
+                hook(uri, true);
+            }
+        }
+    }
+
+    /// A subscription no longer names resource `uri`: the last tells the hook.
+    pub(crate) fn interest_removed(&self, uri: &str) {
+        let last = {
+            let mut interest = lock_interest(&self.inner.interest);
+            match interest.get_mut(uri) {
+                Some(1) => {
+                    interest.remove(uri);
+                    true
+                }
+                Some(count) => {
+                    *count -= 1;
+                    false
+                }
+                None => false,
+            }
+        };
+        if last {
+            if let Some(hook) = &self.inner.resource_interest {
+                hook(uri, false);
+            }
+        }
+    }
+
+    /// The server's identity.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The revisions this server accepts.
+    pub fn versions(&self) -> VersionSet {
+        self.inner.versions
+    }
+
+    /// The configured limits.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    fn page_size(&self) -> usize {
+        self.inner.limits.page_size
+    }
+
+    /// The handshake result of revision `v` (`initialize` or `server/discover`), shaped by
+    /// `shape` the first time.
+    pub(crate) fn handshake(
+        &self,
+        v: ProtocolVersion,
+        shape: impl FnOnce() -> Result<Encoded, RpcError>,
+    ) -> Result<Encoded, RpcError> {
+        let cache = || {
+            self.inner
+                .handshakes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(hit) = cache().get(&v) {
+            return Ok(hit.clone());
+        }
+        let encoded = shape()?;
+        cache().insert(v, encoded.clone());
+        Ok(encoded)
+    }
+
+    /// Subscribes to the server's change announcements.
+    pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Adds (or replaces) a tool at run time and tells clients the list changed.
+    pub fn add_tool<F, Fut>(&self, tool: Tool, handler: F)
+    where
+        F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoToolResult,
+    {
+        let entry = ToolEntry {
+            tool,
+            handler: handler::box_tool(handler),
+            by_ref: None,
+        };
+        {
+            let mut tools = write_lock(&self.inner.tools);
+            let tools = tools.items_mut();
+            tools.retain(|t| t.tool.name != entry.tool.name);
+            tools.push(entry);
+        }
+        self.notify(ServerEvent::ToolsChanged);
+    }
+
+    /// Removes a tool at run time; tells clients if it existed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = {
+            let mut tools = write_lock(&self.inner.tools);
+            let tools = tools.items_mut();
+            let before = tools.len();
+            tools.retain(|t| t.tool.name != name);
+            before != tools.len()
+        };
+        if removed {
+            self.notify(ServerEvent::ToolsChanged);
+        }
+        removed
+    }
+
+    /// Adds (or replaces, by URI) a resource at run time and tells clients the list
+    /// changed. A server built without resources does not declare the capability: its
+    /// clients do not look.
+    pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F)
+    where
+        F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
+    {
+        let entry = builder::resource_entry(resource, handler);
+        {
+            let mut resources = write_lock(&self.inner.resources);
+            let resources = resources.items_mut();
+            resources.retain(|r| r.resource.uri != entry.resource.uri);
+            resources.push(entry);
+        }
+        self.notify(ServerEvent::ResourcesChanged);
+    }
+
+    /// Removes a resource at run time; tells clients if it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = {
+            let mut resources = write_lock(&self.inner.resources);
+            let resources = resources.items_mut();
+            let before = resources.len();
+            resources.retain(|r| r.resource.uri != uri);
+            before != resources.len()
+        };
+        if removed {
+            self.notify(ServerEvent::ResourcesChanged);
+        }
+        removed
+    }
+
+    /// Adds (or replaces, by URI template) a resource template at run time and tells
+    /// clients the resource list changed. `false` (nothing added) if the template does
+    /// not parse as RFC 6570.
+    pub fn add_resource_template<F, Fut>(&self, template: ResourceTemplate, handler: F) -> bool
+    where
+        F: Fn(String, std::collections::BTreeMap<String, String>, Context) -> Fut
+            + Send
+            + Sync
+            + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
+    {
+        let Some(entry) = builder::template_entry(template, handler) else {
+            return false;
+        };
+        {
+            let mut templates = write_lock(&self.inner.templates);
+            let templates = templates.items_mut();
+            templates.retain(|t| t.template.uri_template != entry.template.uri_template);
+            templates.push(entry);
+        }
+        self.notify(ServerEvent::ResourcesChanged);
+        true
+    }
+
+    /// Removes a resource template at run time; tells clients if it existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let removed = {
+            let mut templates = write_lock(&self.inner.templates);
+            let templates = templates.items_mut();
+            let before = templates.len();
+            templates.retain(|t| t.template.uri_template != uri_template);
+            before != templates.len()
+        };
+        if removed {
+            self.notify(ServerEvent::ResourcesChanged);
+        }
+        removed
+    }
+
+    /// Adds (or replaces, by name) a prompt at run time and tells clients the list
+    /// changed.
+    pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F)
+    where
+        F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoPromptResult,
+    {
+        let entry = builder::prompt_entry(prompt, handler);
+        {
+            let mut prompts = write_lock(&self.inner.prompts);
+            let prompts = prompts.items_mut();
+            prompts.retain(|p| p.prompt.name != entry.prompt.name);
+            prompts.push(entry);
+        }
+        self.notify(ServerEvent::PromptsChanged);
+    }
+
+    /// Removes a prompt at run time; tells clients if it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = {
+            let mut prompts = write_lock(&self.inner.prompts);
+            let prompts = prompts.items_mut();
+            let before = prompts.len();
+            prompts.retain(|p| p.prompt.name != name);
+            before != prompts.len()
+        };
+        if removed {
+            self.notify(ServerEvent::PromptsChanged);
+        }
+        removed
+    }
+
+    /// Announces a change to every connected client that can hear it.
+    pub fn notify(&self, event: ServerEvent) {
+        // No receiver simply means no client is connected.
+        let _ = self.inner.events.send(event);
+    }
+
+    /// The capabilities this server declares, in the newest revision's shape; `shape`
+    /// projects them per revision.
+    pub fn neutral_capabilities(&self) -> Value {
+        let i = &self.inner;
+        let mut caps = Map::new();
+        if i.declare_tools {
+            caps.insert("tools".into(), json!({"listChanged": true}));
+        }
+        if i.declare_resources {
+            caps.insert(
+                "resources".into(),
+                json!({"subscribe": true, "listChanged": true}),
+            );
+        }
+        if i.declare_prompts {
+            caps.insert("prompts".into(), json!({"listChanged": true}));
+        }
+        caps.insert("logging".into(), json!({}));
+        if i.completion.is_some() {
+            caps.insert("completions".into(), json!({}));
+        }
+        #[cfg(feature = "tasks")]
+        if i.offers_tasks {
+            // 2025-11-25 reads `tasks`, 2026-07-28 `extensions`: projection keeps each
+            // where its revision defines it (and neither elsewhere).
+            caps.insert(
+                "tasks".into(),
+                json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            );
+            caps.insert("extensions".into(), json!({ tasks::TASKS_EXTENSION: {} }));
+        }
+        Value::Object(caps)
+    }
+
+    /// Whether the server declared a capability.
+    pub fn declares(&self, capability: &str) -> bool {
+        // Read on every request: answered from the flags, not by building the capabilities.
+        let i = &self.inner;
+        match capability {
+            "tools" => i.declare_tools,
+            "resources" => i.declare_resources,
+            "prompts" => i.declare_prompts,
+            "logging" => true,
+            "completions" => i.completion.is_some(),
+            _ => false,
+        }
+    }
+}
+
+/// `_meta` key tagging the notifications of one `subscriptions/listen` stream.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Unknown resource: `-32002` in legacy revisions, `-32602` from 2026-07-28; `data.uri`
+/// names it in both.
+pub(crate) fn resource_not_found(v: ProtocolVersion, uri: &str) -> RpcError {
+    RpcError::new(
+        ErrorCode(v.features().resource_not_found_code),
+        "Resource not found",
+    )
+    .with_data(json!({"uri": uri}))
+}
+
+fn lock_interest(
+    m: &Mutex<HashMap<String, usize>>,
+) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+    // Nothing panics while holding it; the counts survive if something did.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

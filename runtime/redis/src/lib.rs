@@ -1,0 +1,266 @@
+//! [`RedisStore`]: `mcp-runtime-http`'s [`SessionStore`] on Redis, so that replicas of one
+//! server behind a load balancer serve any session (`HttpConfig::store`).
+//!
+//! Keys (all under a prefix, `mcp:` by default): `mcp:s:ID` the session's record (a string,
+//! expiring with the session's idle timeout, renewed on every load with `GETEX`);
+//! `mcp:e:ID:STREAM` a stream's events (a sorted set scored by position, trimmed to the
+//! newest); `mcp:d:ID:STREAM` the stream's end; `mcp:s:replica:NAME` and
+//! `mcp:s:stream:ID:STREAM`, the liveness and stream-writer records (see `SessionStore`).
+//! Replicas talk on the channel `mcp:bus`.
+
+#![warn(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::stream::{BoxStream, StreamExt};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::AsyncCommands;
+
+#[cfg(feature = "tasks")]
+mod redis_tasks;
+
+use mcp_runtime::BoxFuture;
+use mcp_runtime_http::{SessionStore, StoreError, StoredEvents};
+
+/// Legacy sessions shared through one Redis (or Valkey) server by every replica that
+/// connects to it: `HttpConfig::default().store(RedisStore::connect(url).await?)`.
+///
+/// One multiplexed connection, re-established on its own after a failure (requests in
+/// the meantime fail with a [`StoreError`] within a few seconds, never hang), and one
+/// connection for the replicas' messages.
+#[derive(Clone)]
+pub struct RedisStore {
+    client: redis::Client,
+    conn: ConnectionManager,
+    prefix: String,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long one command may take before it fails (Redis answers in well under a
+/// millisecond; this only bounds an outage).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn failed(e: redis::RedisError) -> StoreError {
+    StoreError(e.to_string())
+}
+
+fn millis(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+impl RedisStore {
+    /// Connects to the Redis server at `url` (`redis://host:port/db`) and checks that it
+    /// answers: an unreachable server is an error here, at start-up.
+    pub async fn connect(url: &str) -> Result<RedisStore, StoreError> {
+        RedisStore::connect_with_prefix(url, "mcp").await
+    }
+
+    /// [`RedisStore::connect`] with keys and the channel under `prefix` (several server
+    /// groups on one Redis).
+    pub async fn connect_with_prefix(url: &str, prefix: &str) -> Result<RedisStore, StoreError> {
+        let client = redis::Client::open(url).map_err(failed)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(COMMAND_TIMEOUT))
+            .set_response_timeout(Some(COMMAND_TIMEOUT))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_millis(500));
+        let connecting = ConnectionManager::new_with_config(client.clone(), config);
+        let mut conn = tokio::time::timeout(COMMAND_TIMEOUT * 2, connecting)
+            .await
+            .map_err(|_| StoreError(format!("{url}: no answer within {COMMAND_TIMEOUT:?}")))?
+            .map_err(|e| StoreError(format!("{url}: {e}")))?;
+        let _: () = redis::cmd("PING")
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| StoreError(format!("{url}: {e}")))?;
+        Ok(RedisStore {
+            client,
+            conn,
+            prefix: prefix.to_owned(),
+        })
+    }
+
+    // The task store's (redis_tasks.rs) ways into the same Redis.
+    #[cfg(feature = "tasks")]
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    #[cfg(feature = "tasks")]
+    pub(crate) fn connection(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+
+    fn record_key(&self, id: &str) -> String {
+        format!("{}:s:{id}", self.prefix)
+    }
+
+    fn events_key(&self, id: &str, stream: u64) -> String {
+        format!("{}:e:{id}:{stream}", self.prefix)
+    }
+
+    fn done_key(&self, id: &str, stream: u64) -> String {
+        format!("{}:d:{id}:{stream}", self.prefix)
+    }
+
+    fn channel(&self) -> String {
+        format!("{}:bus", self.prefix)
+    }
+}
+
+impl SessionStore for RedisStore {
+    #[cfg(feature = "tasks")]
+    fn task_store(&self) -> Option<std::sync::Arc<dyn mcp_runtime::server::tasks::TaskStore>> {
+        Some(std::sync::Arc::new(self.clone()))
+    }
+
+    fn load(&self, id: String, ttl: Duration) -> BoxFuture<Result<Option<String>, StoreError>> {
+        let mut conn = self.conn.clone();
+        let key = self.record_key(&id);
+        Box::pin(async move {
+            redis::cmd("GETEX")
+                .arg(key)
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async(&mut conn)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn save(&self, id: String, record: String, ttl: Duration) -> BoxFuture<Result<(), StoreError>> {
+        let mut conn = self.conn.clone();
+        let key = self.record_key(&id);
+        Box::pin(async move { conn.pset_ex(key, record, millis(ttl)).await.map_err(failed) })
+    }
+
+    fn exists(&self, id: String) -> BoxFuture<Result<bool, StoreError>> {
+        let mut conn = self.conn.clone();
+        let key = self.record_key(&id);
+        Box::pin(async move { conn.exists(key).await.map_err(failed) })
+    }
+
+    fn remove(&self, id: String) -> BoxFuture<Result<bool, StoreError>> {
+        let mut conn = self.conn.clone();
+        let key = self.record_key(&id);
+        Box::pin(async move {
+            let removed: u64 = conn.del(key).await.map_err(failed)?;
+            Ok(removed > 0)
+        })
+    }
+
+    fn append(
+        &self,
+        session: String,
+        stream: u64,
+        seq: u64,
+        event: Bytes,
+        keep: usize,
+        ttl: Duration,
+    ) -> BoxFuture<Result<(), StoreError>> {
+        let mut conn = self.conn.clone();
+        let key = self.events_key(&session, stream);
+        Box::pin(async move {
+            // The member starts with the position: equal messages stay distinct.
+            let mut member = format!("{seq}:").into_bytes();
+            member.extend_from_slice(&event);
+            let keep = isize::try_from(keep.max(1)).unwrap_or(isize::MAX);
+            redis::pipe()
+                .atomic()
+                .zadd(&key, member, seq)
+                .ignore()
+                .zremrangebyrank(&key, 0, -keep - 1)
+                .ignore()
+                .pexpire(&key, i64::try_from(millis(ttl)).unwrap_or(i64::MAX))
+                .ignore()
+                .query_async::<()>(&mut conn)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn finish(
+        &self,
+        session: String,
+        stream: u64,
+        ttl: Duration,
+    ) -> BoxFuture<Result<(), StoreError>> {
+        let mut conn = self.conn.clone();
+        let key = self.done_key(&session, stream);
+        Box::pin(async move { conn.pset_ex(key, 1, millis(ttl)).await.map_err(failed) })
+    }
+
+    fn read(
+        &self,
+        session: String,
+        stream: u64,
+        from: u64,
+    ) -> BoxFuture<Result<StoredEvents, StoreError>> {
+        let mut conn = self.conn.clone();
+        let events = self.events_key(&session, stream);
+        let done = self.done_key(&session, stream);
+        Box::pin(async move {
+            // The end marker first: if it is set, every event is already stored.
+            let (finished, members): (bool, Vec<Vec<u8>>) = redis::pipe()
+                .exists(done)
+                .zrangebyscore(events, from, "+inf")
+                .query_async(&mut conn)
+                .await
+                .map_err(failed)?;
+            let events = members
+                .into_iter()
+                .filter_map(|m| {
+                    let colon = m.iter().position(|b| *b == b':')?;
+                    let seq = std::str::from_utf8(m.get(..colon)?).ok()?.parse().ok()?;
+                    Some((seq, Bytes::copy_from_slice(m.get(colon + 1..)?)))
+                })
+                .collect();
+            Ok(StoredEvents { events, finished })
+        })
+    }
+
+    fn publish(&self, message: Bytes) -> BoxFuture<Result<(), StoreError>> {
+        let mut conn = self.conn.clone();
+        let channel = self.channel();
+        Box::pin(async move {
+            conn.publish(channel, message.as_ref())
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn subscribe(&self) -> BoxFuture<Result<BoxStream<'static, Bytes>, StoreError>> {
+        let client = self.client.clone();
+        let channel = self.channel();
+        Box::pin(async move {
+            let connecting = client.get_async_pubsub();
+            let mut pubsub = tokio::time::timeout(COMMAND_TIMEOUT, connecting)
+                .await
+                .map_err(|_| StoreError("no answer".into()))?
+                .map_err(failed)?;
+            pubsub.subscribe(channel).await.map_err(failed)?;
+            Ok(pubsub
+                .into_on_message()
+                .map(|msg| Bytes::copy_from_slice(msg.get_payload_bytes()))
+                .boxed())
+        })
+    }
+}
