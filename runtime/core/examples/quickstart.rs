@@ -3,7 +3,6 @@
 //! `cargo run -p mcp-runtime --example quickstart`.
 
 use mcp_runtime::model::{Implementation, Tool};
-use mcp_runtime::transport::stdio::serve_stdio;
 use mcp_runtime::Server;
 
 /// What `greet` takes; its JSON Schema becomes the tool's `inputSchema`.
@@ -13,13 +12,12 @@ struct Greet {
     name: String,
 }
 
-#[tokio::main]
-async fn main() -> std::io::Result<()> {
+fn main() -> std::io::Result<()> {
     let server = Server::builder(Implementation::new("hello", "1.0.0"))
         .typed_tool(
             Tool::new("greet", "Says hello").read_only(),
             |args: Greet, _ctx| async move { format!("Hello, {}!", args.name) },
         )
         .build();
-    serve_stdio(server).await
+    mcp_runtime::transport::stdio::run(server)
 }

@@ -31,6 +31,7 @@ pub mod cancel;
 #[doc(hidden)]
 pub mod combine;
 pub mod model;
+mod primitives;
 #[doc(hidden)]
 pub mod protocol;
 #[doc(hidden)]

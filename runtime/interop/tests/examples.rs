@@ -226,7 +226,7 @@ fn the_readme_quickstart_is_the_quickstart_example() {
 }
 
 #[tokio::test]
-async fn quickstart_greets_clients_of_every_era_on_stdio_and_http() {
+async fn quickstart_greets_clients_of_both_eras_on_stdio() {
     let legacy = converse(
         "quickstart",
         &[
@@ -256,16 +256,23 @@ async fn quickstart_greets_clients_of_every_era_on_stdio_and_http() {
     assert_eq!(legacy[2]["result"]["content"][0]["text"], "Hello, Ada!");
     assert_eq!(kit::code(&legacy[3]), -32602, "{}", legacy[3]);
 
-    let server = HttpServer::start_example("quickstart");
-    let http = Http::new(&server.url(""));
-    let modern = http
-        .post_modern(
+    let modern = converse(
+        "quickstart",
+        &[request(
             1,
             "tools/call",
-            json!({"name": "greet", "arguments": {"name": "Grace"}}),
-        )
-        .await;
-    let answer = &modern.messages()[0];
+            json!({
+                "name": "greet",
+                "arguments": {"name": "Grace"},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            }),
+        )],
+    )
+    .await;
+    let answer = &modern[0];
     assert_eq!(
         answer["result"]["content"][0]["text"], "Hello, Grace!",
         "{answer}"

@@ -5,7 +5,6 @@
 //! literal or in the `=?base64?…?=` form. Nothing here knows an HTTP library: headers are
 //! read through [`HeaderLookup`].
 
-use base64::Engine;
 use serde_json::Value;
 
 use crate::protocol::method::{self, McpMethod};
@@ -172,9 +171,7 @@ pub(crate) fn decode_header_value(raw: &str) -> Option<String> {
         .and_then(|r| r.strip_suffix("?="))
     {
         Some(encoded) => {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(encoded)
-                .ok()?;
+            let bytes = crate::primitives::base64::decode_standard(encoded).ok()?;
             String::from_utf8(bytes).ok()
         }
         None => Some(raw.to_owned()),

@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-use base64::Engine;
 use serde_json::Value;
 
 use super::handler::{PromptFn, ResourceFn, ToolByRefFn, ToolFn};
@@ -48,7 +47,7 @@ pub(super) fn write_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_,
 
 /// An opaque cursor: the offset of the next page.
 fn encode_cursor(offset: usize) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("o{offset}"))
+    crate::primitives::base64::encode_url_safe(format!("o{offset}"))
 }
 
 pub(super) fn decode_cursor(params: Option<&Value>) -> Result<usize, RpcError> {
@@ -57,9 +56,7 @@ pub(super) fn decode_cursor(params: Option<&Value>) -> Result<usize, RpcError> {
     };
     let bad = || RpcError::invalid_params("invalid cursor");
     let s = cursor.as_str().ok_or_else(bad)?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(s)
-        .map_err(|_| bad())?;
+    let bytes = crate::primitives::base64::decode_url_safe(s).map_err(|_| bad())?;
     let text = std::str::from_utf8(&bytes).map_err(|_| bad())?;
     text.strip_prefix('o')
         .and_then(|n| n.parse().ok())

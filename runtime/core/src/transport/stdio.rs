@@ -9,6 +9,20 @@ use crate::server::connection::Connection;
 use crate::server::Server;
 use crate::wire::{self, ErrorCode, Outgoing, RpcError};
 
+/// Serves one client on this process's stdin and stdout until stdin ends, on a tokio
+/// runtime of its own: all a stdio server's `main` needs. An application that runs a
+/// runtime already awaits [`serve_stdio`] instead.
+pub fn run(server: Server) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let served = runtime.block_on(serve_stdio(server));
+    // stdin is read on a blocking thread that may still wait for input (the client closed
+    // stdout, not stdin): the process must not wait for that thread to end.
+    runtime.shutdown_background();
+    served
+}
+
 /// Serves one client on this process's stdin and stdout until stdin ends.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
     serve_stdio_with_shutdown(server, std::future::pending()).await

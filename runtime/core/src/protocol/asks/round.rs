@@ -4,13 +4,13 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use base64::Engine;
-use hmac_sha256::{Hash, HMAC};
 use serde_json::{json, Value};
 
 use super::ask::Ask;
 use super::error::{AskError, AskErrorKind};
 use crate::auth::Principal;
+use crate::primitives::base64::{decode_url_safe, encode_url_safe};
+use crate::primitives::sha256::{sha256, Hmac};
 use crate::protocol::method::{self, McpMethod};
 use crate::protocol::version::ProtocolVersion;
 use crate::wire::RpcError;
@@ -41,8 +41,8 @@ pub(crate) struct Round {
 /// with `current`, then `previous` (a key being rotated out). Replicas that share them
 /// accept each other's states. The default is one random key per process.
 pub(crate) struct StateKeys {
-    current: HMAC,
-    previous: Option<HMAC>,
+    current: Hmac,
+    previous: Option<Hmac>,
 }
 
 impl std::fmt::Debug for StateKeys {
@@ -58,8 +58,8 @@ impl StateKeys {
     /// Keys from the given secrets (any length; HMAC hashes long ones).
     pub(crate) fn new(current: &[u8], previous: Option<&[u8]>) -> StateKeys {
         StateKeys {
-            current: HMAC::new(current),
-            previous: previous.map(HMAC::new),
+            current: Hmac::new(current),
+            previous: previous.map(Hmac::new),
         }
     }
 
@@ -245,7 +245,7 @@ fn secret() -> &'static [u8; 32] {
         let mut key = [0u8; 32];
         // Without an OS random source there is no safe secret; fail loudly at first use.
         #[allow(clippy::expect_used)]
-        getrandom::getrandom(&mut key).expect("the OS random source is unavailable");
+        crate::primitives::random::fill(&mut key).expect("the OS random source is unavailable");
         key
     })
 }
@@ -255,7 +255,7 @@ fn secret() -> &'static [u8; 32] {
 fn binding(method: &str, principal: &str, target: &Value, arguments: &Value) -> String {
     // Canonical (sorted keys): a client that re-serializes equal arguments in another key
     // order is still the same request.
-    let digest = Hash::hash(
+    let digest = sha256(
         format!(
             "{method}\u{0}{principal}\u{0}{}\u{0}{}",
             canonical(target),
@@ -307,10 +307,13 @@ fn hex_lower(bytes: &[u8]) -> String {
 
 fn sign_state(keys: &StateKeys, binding: &str, answers: &BTreeMap<String, Value>) -> String {
     let payload = json!({"b": binding, "r": answers}).to_string();
-    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let mut m = keys.current.clone();
     m.update(payload.as_bytes());
-    format!("{}.{}", engine.encode(payload), engine.encode(m.finalize()))
+    format!(
+        "{}.{}",
+        encode_url_safe(payload),
+        encode_url_safe(m.finalize())
+    )
 }
 
 fn verify_state(
@@ -319,17 +322,16 @@ fn verify_state(
     binding: &str,
 ) -> Result<BTreeMap<String, Value>, RpcError> {
     let bad = || RpcError::invalid_params("requestState is invalid or was altered");
-    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let (payload, tag) = state.split_once('.').ok_or_else(bad)?;
-    let payload = engine.decode(payload).map_err(|_| bad())?;
-    let tag = engine.decode(tag).map_err(|_| bad())?;
+    let payload = decode_url_safe(payload).map_err(|_| bad())?;
+    let tag = decode_url_safe(tag).map_err(|_| bad())?;
     // A tag of any other length than SHA-256's cannot verify.
     let tag: [u8; 32] = tag.as_slice().try_into().map_err(|_| bad())?;
-    let verifies = |key: &HMAC| {
+    let verifies = |key: &Hmac| {
         let mut m = key.clone();
         m.update(&payload);
         // Compares the tags in constant time.
-        m.finalize_verify(&tag)
+        m.verify(&tag)
     };
     if !verifies(&keys.current) && !keys.previous.as_ref().is_some_and(verifies) {
         return Err(bad());
@@ -438,8 +440,7 @@ mod tests {
         let keys = StateKeys::new(b"key", None);
         let state = sign_state(&keys, "digest", &BTreeMap::new());
         let (payload, tag) = state.split_once('.').unwrap_or_default();
-        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        let mut bytes = engine.decode(tag).unwrap_or_default();
+        let mut bytes = decode_url_safe(tag).unwrap_or_default();
         assert_eq!(bytes.len(), 32);
         for altered in [
             bytes[..31].to_vec(),
@@ -450,7 +451,7 @@ mod tests {
                 bytes.clone()
             },
         ] {
-            let forged = format!("{payload}.{}", engine.encode(&altered));
+            let forged = format!("{payload}.{}", encode_url_safe(&altered));
             assert!(verify_state(&keys, &forged, "digest").is_err(), "{forged}");
         }
     }

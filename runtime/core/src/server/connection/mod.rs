@@ -462,7 +462,7 @@ fn session_owner() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let process = PROCESS.get_or_init(|| {
         let mut bytes = [0u8; 16];
-        if getrandom::getrandom(&mut bytes).is_err() {
+        if crate::primitives::random::fill(&mut bytes).is_err() {
             // Without OS randomness, the process id and the time still tell processes
             // apart.
             let nanos = std::time::SystemTime::now()

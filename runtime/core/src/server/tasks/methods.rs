@@ -2,7 +2,6 @@
 //! task ends), `tasks/list` and `tasks/cancel`; the 2026-07-28 extension's `tasks/get`,
 //! `tasks/update` and `tasks/cancel`. A task is only ever visible to its owner.
 
-use base64::Engine;
 use mcp_generated::ext::tasks as ext;
 use serde_json::{Map, Value};
 
@@ -25,7 +24,7 @@ fn task_id(params: Option<&Value>) -> Result<&str, RpcError> {
 }
 
 fn encode_cursor(offset: usize) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("t{offset}"))
+    crate::primitives::base64::encode_url_safe(format!("t{offset}"))
 }
 
 fn decode_cursor(params: Option<&Value>) -> Result<usize, RpcError> {
@@ -36,8 +35,7 @@ fn decode_cursor(params: Option<&Value>) -> Result<usize, RpcError> {
         return Ok(0);
     };
     let bad = || RpcError::invalid_params("invalid cursor");
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor.as_str().ok_or_else(bad)?)
+    let bytes = crate::primitives::base64::decode_url_safe(cursor.as_str().ok_or_else(bad)?)
         .map_err(|_| bad())?;
     String::from_utf8(bytes)
         .ok()

@@ -141,7 +141,7 @@ impl Tasks {
 
     fn mint_id(&self) -> String {
         let mut bytes = [0u8; 16];
-        if getrandom::getrandom(&mut bytes).is_err() {
+        if crate::primitives::random::fill(&mut bytes).is_err() {
             // No OS randomness: the counter and the clock still make the id unique here.
             bytes[..8].copy_from_slice(&store::now_ms().to_be_bytes());
         }
