@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The same server written on this runtime and on rmcp 3.9, each the way its SDK's
+# The same server written on this runtime and on rmcp 3.11, each the way its SDK's
 # documentation teaches: three tools (`add {a, b}` with a typed argument struct, `hello`
 # without arguments, `echo {text}`), one resource (`memo://readme`, text) and one prompt
 # (`greet`, one argument), served on stdio. Each is a throwaway binary crate built from
@@ -179,8 +179,7 @@ struct Greet {
     name: String,
 }
 
-#[tokio::main]
-async fn main() -> std::io::Result<()> {
+fn main() -> std::io::Result<()> {
     let server = Server::builder(Implementation::new("compare", "1.0.0"))
         .typed_tool(
             Tool::new("add", "Adds two numbers"),
@@ -202,7 +201,7 @@ async fn main() -> std::io::Result<()> {
             |args: Greet, _ctx| async move { format!("Say hello to {}.", args.name) },
         )
         .build();
-    transport::stdio::serve_stdio(server).await
+    transport::stdio::run(server)
 }
 RUST
 )
@@ -320,17 +319,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 RUST
 )
 
-# Both derive `Deserialize` + `JsonSchema` and use `#[tokio::main]`, as the two SDKs'
-# examples do; both are stdio-only (ours without its default `http` feature, rmcp with
-# its default features — `macros`, `server`, `base64` — plus `transport-io`).
+# Both derive `Deserialize` + `JsonSchema`, each `main` as its SDK's README teaches (ours
+# `transport::stdio::run`, which starts its own runtime; rmcp `#[tokio::main]`); both are
+# stdio-only (ours without its default `tasks` feature, which rmcp has no counterpart of;
+# rmcp with its default features — `macros`, `server`, `base64` — plus `transport-io`).
 ours_deps="mcp-runtime = { path = \"$root/runtime/core\", default-features = false, features = [\"typed-tools\"] }
-tokio = { version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }
 serde = { version = \"1\", features = [\"derive\"] }
 schemars = \"1\""
 make_crate author-ours "$ours_deps" "$ours_main"
 
 make_crate author-rmcp \
-  'rmcp = { version = "=3.9.0", features = ["server", "transport-io"] }
+  'rmcp = { version = "=3.11.0", features = ["server", "transport-io"] }
 tokio = { version = "1", features = ["rt-multi-thread", "macros"] }
 serde = { version = "1", features = ["derive"] }' \
   "$rmcp_main"
@@ -375,11 +374,11 @@ fi
 # rebuild of the server crate alone (main.rs touched), and the marginal cost of the new
 # crates is the difference. MACRO_RUNS repetitions (default 3), each printed. Incremental
 # compilation is off throughout, so every compile of the server crate is a full one. Each
-# variant's binary passes the same stdio check. Then rmcp-macros 3.9 alone, from scratch.
+# variant's binary passes the same stdio check. Then rmcp-macros 3.11 alone, from scratch.
 #
 # Variants: the closures above; the same with named `async fn` handlers and no macro; the
 # same with a skeleton `#[tool]` (syn, quote: name from the function, description from the
-# doc comment, `.typed_tool(add_tool(), add)`); the closures plus rmcp-macros 3.9 as an
+# doc comment, `.typed_tool(add_tool(), add)`); the closures plus rmcp-macros 3.11 as an
 # unused dependency (what a full-featured macro crate of its size, on darling, adds).
 export CARGO_INCREMENTAL=0
 runs="${MACRO_RUNS:-3}"
@@ -641,13 +640,13 @@ variant typed "closures (the comparison server)" "" "$ours_main"
 variant typed "named \`async fn\` handlers, no macro" 'serde_json = "1"' "$fns_main"
 variant typed "skeleton \`#[tool]\` (syn, quote)" "serde_json = \"1\"
 tool-macro = { path = \"$work/tool-macro\" }" "$macro_main"
-variant typed "closures + rmcp-macros 3.9 (unused)" 'rmcp-macros = "=3.9.0"' "$ours_main"
+variant typed "closures + rmcp-macros 3.11 (unused)" 'rmcp-macros = "=3.11.0"' "$ours_main"
 base no-tokio-main "$plain_deps" "$(no_tokio_main "$ours_main")"
 variant no-tokio-main "closures" "" "$(no_tokio_main "$ours_main")"
 variant no-tokio-main "skeleton \`#[tool]\` (syn, quote)" "serde_json = \"1\"
 tool-macro = { path = \"$work/tool-macro\" }" "$(no_tokio_main "$macro_main")"
 
-make_crate rmcp-macros-alone 'rmcp-macros = "=3.9.0"' 'fn main() {}'
+make_crate rmcp-macros-alone 'rmcp-macros = "=3.11.0"' 'fn main() {}'
 (cd "$work/rmcp-macros-alone" && cargo generate-lockfile --offline -q 2>/dev/null || cargo generate-lockfile -q)
 build_timed "$work/rmcp-macros-alone" alone
 stamp finished
@@ -657,4 +656,4 @@ echo "|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"
 echo
 printf '%s\n' "${NOTES[@]}"
-echo "- rmcp-macros 3.9 alone, from scratch (a binary crate depending on it): $B_CRATES crates, $B_CPU CPU-s, $B_WALL s wall"
+echo "- rmcp-macros 3.11 alone, from scratch (a binary crate depending on it): $B_CRATES crates, $B_CPU CPU-s, $B_WALL s wall"

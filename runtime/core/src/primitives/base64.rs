@@ -35,14 +35,22 @@ pub(crate) fn decode_url_safe(text: &str) -> Result<Vec<u8>, DecodeError> {
     decode(text.as_bytes(), URL_SAFE)
 }
 
-/// Decodes standard base64 with its padding (RFC 4648 §4); unpadded input of a valid
-/// length is accepted too, as most decoders do.
+/// Decodes standard base64 with its padding (RFC 4648 §4), required: a header value
+/// whose padding is missing or wrong is refused, not guessed at.
 pub(crate) fn decode_standard(text: &str) -> Result<Vec<u8>, DecodeError> {
     let bytes = text.as_bytes();
+    if !bytes.len().is_multiple_of(4) {
+        return Err(DecodeError);
+    }
     let unpadded = match bytes {
-        [rest @ .., b'=', b'='] | [rest @ .., b'='] if bytes.len().is_multiple_of(4) => rest,
+        [rest @ .., b'=', b'='] => rest,
+        [rest @ .., b'='] => rest,
         _ => bytes,
     };
+    // Two pad characters stand for one byte, one for two; three never occur.
+    if unpadded.len() % 4 == 1 || unpadded.ends_with(b"=") {
+        return Err(DecodeError);
+    }
     decode(unpadded, STANDARD)
 }
 
@@ -98,6 +106,7 @@ mod tests {
         assert_eq!(decode_standard("Zm9vYg==").unwrap(), b"foob");
         assert_eq!(decode_standard("Zm9vYmE=").unwrap(), b"fooba");
         assert_eq!(decode_standard("Zm9vYmFy").unwrap(), b"foobar");
+        assert_eq!(decode_standard("").unwrap(), b"");
     }
 
     #[test]
@@ -118,7 +127,17 @@ mod tests {
         for bad in ["Z", "Zg=", "Zh", "Zm9", "Z+", "Zg==", "a b", "Zm9v\n"] {
             assert_eq!(decode_url_safe(bad), Err(DecodeError), "{bad:?}");
         }
-        for bad in ["Zg=a", "Z===", "Zm9vY!==", "Zh=="] {
+        for bad in [
+            "Zg=a",
+            "Z===",
+            "Zm9vY!==",
+            "Zh==",
+            "Zg",
+            "Zm9vYg",
+            "dXMtd2VzdDE",
+            "Zg=",
+            "====",
+        ] {
             assert_eq!(decode_standard(bad), Err(DecodeError), "{bad:?}");
         }
     }
@@ -136,12 +155,20 @@ mod tests {
                 .collect();
             texts.extend(next);
         }
+        let standard = base64::engine::general_purpose::STANDARD;
         for text in texts {
             assert_eq!(
                 decode_url_safe(&text).ok(),
                 url.decode(&text).ok(),
                 "{text:?}"
             );
+            for padded in [text.clone(), format!("{text}="), format!("{text}==")] {
+                assert_eq!(
+                    decode_standard(&padded).ok(),
+                    standard.decode(&padded).ok(),
+                    "{padded:?}"
+                );
+            }
         }
     }
 }
