@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build cost of a minimal stdio server: this runtime (default features off, stdio only)
-# next to rmcp 3.9 (its default features plus `transport-io`), each a throwaway binary
+# next to rmcp 3.11 (its default features plus `transport-io`), each a throwaway binary
 # crate built from scratch (debug, its own target directory, same machine, one after the
 # other). Prints the number of crates compiled and the CPU seconds (user + sys) of each.
 #
@@ -57,7 +57,7 @@ fn main() -> std::io::Result<()> {
 }'
 
 make_crate minimal-rmcp \
-  'rmcp = { version = "=3.9.0", features = ["server", "transport-io"] }
+  'rmcp = { version = "=3.11.0", features = ["server", "transport-io"] }
 tokio = { version = "1", features = ["rt-multi-thread", "macros"] }' \
   'use rmcp::{model::*, service::RequestContext, ErrorData, RoleServer, ServerHandler, ServiceExt};
 struct Minimal;

@@ -23,7 +23,7 @@
 //!
 //! `-- --servers ours,null,rmcp,rmcp-examples` instead puts servers side by side, taking
 //! turns (`compare`): this runtime, the null server (`bench_server null-http`: a fixed
-//! reply to every request, the limit of the path), and rmcp 3.9's Streamable HTTP server
+//! reply to every request, the limit of the path), and rmcp 3.11's Streamable HTTP server
 //! (`benches/rmcp_http`, built on demand) with `TCP_NODELAY` and as rmcp's examples build
 //! it; `--clients 1,64,1000`, `--rounds N`, `--round-ms M`. `--before PATH` adds the
 //! contender `before`: another build's `bench_server` (`ours-http`), for this runtime
@@ -101,7 +101,7 @@ fn build_rmcp_http() -> Result<String, Error> {
 }
 
 /// Starts the servers named in `names`: `ours` (this runtime), `null` (a fixed reply to
-/// every request), `rmcp` (rmcp 3.9 with `TCP_NODELAY`) and `rmcp-examples` (rmcp as its
+/// every request), `rmcp` (rmcp 3.11 with `TCP_NODELAY`) and `rmcp-examples` (rmcp as its
 /// examples build it).
 /// `before` is another build's `bench_server` (`--before PATH`); `rmcp_bin` an
 /// `rmcp-http-bench` built already (`--rmcp-bin PATH`), else it is built here.

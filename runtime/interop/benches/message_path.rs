@@ -3,7 +3,7 @@
 //! - `serde_json_value`: `serde_json` parsing the request's bytes *and the answer's bytes*
 //!   into `Value`s and writing them back (the practical ceiling for a server that must
 //!   read the one and write the other);
-//! - `rmcp`: rmcp 3.9 (the official Rust SDK) answering the same request bytes with the
+//! - `rmcp`: rmcp 3.11 (the official Rust SDK) answering the same request bytes with the
 //!   same content through its own `ServerHandler` and service loop, over an in-memory
 //!   transport that decodes and encodes exactly as its stdio transport does (no I/O);
 //! - `null`: the cheapest possible server, a fixed reply with the request's id copied in
@@ -393,7 +393,7 @@ fn bench(c: &mut Criterion) {
 fn interleaved(rounds: usize, filter: Option<&str>) {
     let rt = current_thread_runtime();
     let server = servers::ours(50);
-    println!("| revision | message | runtime (µs) | serde_json ceiling (µs) | rmcp 3.9 (µs) | null (µs) | % of ceiling | rmcp ÷ runtime (quartiles) |");
+    println!("| revision | message | runtime (µs) | serde_json ceiling (µs) | rmcp 3.11 (µs) | null (µs) | % of ceiling | rmcp ÷ runtime (quartiles) |");
     println!("|---|---|---|---|---|---|---|---|");
     for version in VERSIONS {
         for mut case in cases(&rt, &server, version) {

@@ -1,5 +1,5 @@
 //! stdio end to end: a pipelined client (a window of requests in flight) drives the
-//! `bench_server` example over real pipes — this runtime, and rmcp 3.9 in both of its
+//! `bench_server` example over real pipes — this runtime, and rmcp 3.11 in both of its
 //! stdio modes, built the same way — and reports requests per second and p50/p99
 //! latency for a cheap request (`ping`; `server/discover` in 2026-07-28, which has no
 //! ping), `tools/list`, a cheap `tools/call`, a call whose arguments decode into a typed

@@ -304,7 +304,7 @@ async fn rmcp_over_stdio() {
         .connect_command(exe.to_str().expect("path"), ["rmcp-stdio", "--tools", "3"])
         .await
         .expect("rmcp");
-    // rmcp 3.9 answers the server/discover probe: it speaks 2026-07-28.
+    // rmcp 3.11 answers the server/discover probe: it speaks 2026-07-28.
     assert_eq!(client.version().era(), Era::Modern);
     assert_eq!(
         client.version(),

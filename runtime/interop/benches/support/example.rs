@@ -8,7 +8,7 @@ pub(crate) fn build_bench_server(
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
         .args(["build", "--profile", if quick { "dev" } else { "release" }])
-        .args(["-p", "mcp-runtime", "--example", "bench_server"])
+        .args(["-p", "mcp-interop", "--example", "bench_server"])
         .args(["--message-format", "json-render-diagnostics"])
         .stderr(std::process::Stdio::inherit())
         .output()?;

@@ -1,4 +1,4 @@
-//! rmcp 3.9's Streamable HTTP server with the benchmark content (`support/rmcp_server.rs`,
+//! rmcp 3.11's Streamable HTTP server with the benchmark content (`support/rmcp_server.rs`,
 //! the same file rmcp's stdio server in the `bench_server` example serves), on a free
 //! loopback port; prints its URL. `rmcp-http-bench nodelay` sets `TCP_NODELAY` on every
 //! accepted connection (as this runtime's HTTP transport and hyper's own servers do);
