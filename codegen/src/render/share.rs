@@ -1,7 +1,7 @@
 //! Types that are deep-identical in several revisions (same code, and every type they
 //! refer to identical too) are emitted once, in `generated/src/shared.rs`, and re-exported
-//! by each of those revisions. About 40% of the type definitions repeat from one revision
-//! to the next; compiling them once is most of what keeps the generated crate's build
+//! by each of those revisions. Many type definitions repeat from one revision to the
+//! next; compiling them once is most of what keeps the generated crate's build
 //! cheap, and it makes a type that did not change *the same Rust type* in every revision
 //! that has it.
 //!

@@ -1,7 +1,7 @@
 //! Future combinators: `join_all`, `try_join_all` and `catch_unwind`, all the runtime's
 //! stdio path needs of futures-util. Having them here keeps a stdio-only server at four
-//! crates fewer to build (futures-util, futures-core, futures-task, slab: ~1.3 CPU-s of a
-//! debug build from scratch; see BENCHMARKS.md §4.1). The HTTP transport, on axum, builds
+//! crates fewer to build (futures-util, futures-core, futures-task, slab; BENCHMARKS.md
+//! §4.1 has the build costs). The HTTP transport, on axum, builds
 //! futures-util anyway and uses it directly.
 //!
 //! The joins poll every unfinished future on each wake-up, as futures-util does for small

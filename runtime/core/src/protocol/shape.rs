@@ -51,8 +51,8 @@ pub fn project<T: FromValue + Serialize>(what: &str, value: Value) -> Result<Val
     // Encoded and read back rather than `serde_json::to_value`: the same value, and each
     // generated type's `Serialize` is compiled for one serializer, the wire encoder,
     // instead of three (serde_json's value serializer and, with `raw_value`, its raw-value
-    // emitter for every field): ~11% of this crate's LLVM IR, ~0.4 CPU-s of a user's debug
-    // build (BENCHMARKS.md §4.1). `project` serves small, rare values (capabilities,
+    // emitter for every field), which a user's debug build would compile for every type
+    // (BENCHMARKS.md §4.1). `project` serves small, rare values (capabilities,
     // server info, progress and log params, asks), never a tool's result.
     // `FromValue` takes the neutral value apart; `serde_json::from_value` would rebuild
     // it first. Errors are matched, not `map_err`ed: a closure per generated type and
@@ -484,7 +484,7 @@ pub fn read_resource(
         })
         .sum();
     // Inserted as a value: `json!` would serialize the contents into a new `Value`, a
-    // copy of every text (64 KiB of a 64 KiB read, ~12% of its instructions).
+    // copy of every text of a read, for nothing.
     let mut result = Map::with_capacity(4);
     let contents: Vec<Value> = contents.into_iter().map(contents_value).collect();
     result.insert("contents".into(), Value::Array(contents));

@@ -75,10 +75,9 @@ pub struct Limits {
     /// A pipe holds 64 KiB unless its size is changed, so an answer of that size (a
     /// resource read, a long tool result) could only leave in pieces, the server waiting
     /// for the client to read each one: the two processes took turns instead of working
-    /// at once, which halved the rate of 64 KiB reads. Larger is not better: a client
-    /// that reads all the pipe holds in one call keeps the pipe locked meanwhile, and
-    /// the server's next write spins on that lock — 1 MiB cost more server CPU per 64 KiB
-    /// read than 256 KiB (BENCHMARKS.md §8.10). The kernel refuses more than
+    /// at once. Larger is not better: a client that reads all the pipe holds in one call
+    /// keeps the pipe locked meanwhile, and the server's next write spins on that lock
+    /// (BENCHMARKS.md §2.4 compares the sizes). The kernel refuses more than
     /// `/proc/sys/fs/pipe-max-size` (1 MiB by default) to an unprivileged process; a
     /// refusal leaves the pipe as it was.
     pub stdout_pipe_bytes: usize,

@@ -41,7 +41,7 @@ pub async fn serve_stdio_with_shutdown(
     // would often run on the thread that called `block_on` (`#[tokio::main]`'s main
     // thread), which is not a worker: every hand-off between reading a request and
     // writing its answer would then cross threads (a futex wake and an eventfd write
-    // per message, measured with strace), which bounds a client that waits for each
+    // per message), which bounds a client that waits for each
     // answer. As a task, the writer is woken on the same worker.
     let stop = CancellationToken::new();
     let session = tokio::spawn(serve_with_shutdown(

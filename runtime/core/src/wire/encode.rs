@@ -1,8 +1,8 @@
 //! The JSON encoder of outgoing messages: a serde `Serializer` writing compact JSON that is
 //! byte-for-byte what `serde_json::to_vec` writes (tested against it), with one change of
 //! method: strings are scanned eight bytes at a time. serde_json checks every byte of a
-//! string against its escape table, which made escaping ~70% of the cost of answering a
-//! 64 KiB `resources/read` (BENCHMARKS.md); answers are mostly long runs of text with
+//! string against its escape table, which made escaping most of the cost of answering a
+//! large `resources/read` (BENCHMARKS.md §1.2); answers are mostly long runs of text with
 //! nothing to escape. Scalars other than strings are written by serde_json itself, so
 //! numbers are formatted exactly as before.
 

@@ -48,8 +48,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// How many bytes at the start of `bytes` need no escape: 64 bytes per step with one
 /// branch (vector compares), then 8 at a time (a word's bits), so long runs of plain
-/// text cost a fraction of an operation per byte (0.73 instructions: a 64 KiB text is
-/// scanned in 48k, against 61k with the eight words' bits combined per step).
+/// text cost a fraction of an operation per byte (BENCHMARKS.md §1.2).
 fn clean_prefix(bytes: &[u8]) -> usize {
     let word = |chunk: &[u8]| u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
     let mut clean = 0;

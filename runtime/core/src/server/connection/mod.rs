@@ -453,8 +453,8 @@ impl Connection {
 /// A fresh owner name for one connection's tasks: a random name of this process (drawn
 /// once) and a counter. It must differ from every other connection's, in this process and
 /// in every replica sharing a task store; it is never shown to a client, so it need not be
-/// unguessable. Drawing 128 random bits and formatting them for each connection was ~13%
-/// of the server's instructions per stateless HTTP request (one connection each).
+/// unguessable, and drawing and formatting random bits for each connection would be a
+/// noticeable share of a stateless HTTP request, which opens a connection each.
 fn session_owner() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::OnceLock;
