@@ -482,6 +482,7 @@ impl ProtocolVersion {
     /// This revision's method-table row for `method` (`None`: the revision does
     /// not define it, or its feature is off).
     pub fn method_info(self, method: McpMethod) -> Option<&'static crate::MethodInfo> {
+        let _ = &method;
         #[allow(unreachable_patterns)]
         match self {
             #[cfg(feature = "v2024_11_05")]
