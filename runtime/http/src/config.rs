@@ -68,7 +68,7 @@ impl HttpConfig {
     }
 
     /// Keeps legacy sessions in `store`, shared by every replica configured with the same
-    /// store (and the same [`ServerBuilder::state_keys`](crate::ServerBuilder::state_keys)):
+    /// store (and the same [`ServerBuilder::state_keys`](mcp_runtime::ServerBuilder::state_keys)):
     /// behind a load balancer without affinity, any replica serves any session — its
     /// revision, client capabilities, log level and subscriptions, the history of its SSE
     /// streams (`Last-Event-ID` replay on any replica), answers to the server's requests

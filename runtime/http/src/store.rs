@@ -59,8 +59,8 @@ pub trait SessionStore: Send + Sync + 'static {
     /// Writes session `id`'s record, alive for `ttl` unless loaded again.
     fn save(&self, id: String, record: String, ttl: Duration) -> BoxFuture<Result<(), StoreError>>;
     /// Where task state goes when this store is configured (see
-    /// [`TaskStore`](crate::TaskStore)): by default nowhere (tasks stay in the memory
-    /// of the process that created them); [`RedisStore`](super::RedisStore) keeps them too.
+    /// [`TaskStore`](mcp_runtime::TaskStore)): by default nowhere (tasks stay in the memory
+    /// of the process that created them); [`RedisStore`](https://docs.rs/mcp-runtime-redis) keeps them too.
     /// Feature `tasks`.
     #[cfg(feature = "tasks")]
     fn task_store(&self) -> Option<Arc<dyn mcp_runtime::server::tasks::TaskStore>> {

@@ -217,7 +217,7 @@ impl Context {
     }
 
     /// Who sent this request: the principal its access token names, when the HTTP server
-    /// is a resource server ([`crate::auth::ResourceServer`]); `None` on stdio and on an
+    /// is a resource server (`mcp-runtime-http`'s `auth::ResourceServer`); `None` on stdio and on an
     /// HTTP server without authorization.
     pub fn principal(&self) -> Option<&Principal> {
         self.principal.as_deref()

@@ -13,7 +13,7 @@
 //!   `invalid_token`, 403 `insufficient_scope`, 400 `invalid_request` (RFC 6750); 503 when
 //!   tokens cannot be verified; the authorization server's metadata mirrored at
 //!   `/.well-known/oauth-authorization-server` for 2025-03-26 clients.
-//! - The caller is a [`Principal`] on the handler's [`Context`](crate::Context); a legacy
+//! - The caller is a [`Principal`](mcp_runtime::auth::Principal) on the handler's [`Context`](mcp_runtime::Context); a legacy
 //!   session and a 2026-07-28 `requestState` are bound to the principal that opened them.
 //! - Feature `auth`: [`AuthorizationServer::discover`], [`JwtVerifier`] (JWKS) and
 //!   [`IntrospectionVerifier`] (RFC 7662).
