@@ -20,36 +20,51 @@ pub(crate) fn print_json(value: &Value) {
     );
 }
 
-/// The names of a JSON Schema's properties, `?` after optional ones, with their types:
-/// `city: string, years?: integer`.
+/// The names of a JSON Schema's properties with their types, required ones first and `?`
+/// after optional ones: `city: string, days?: integer`.
 fn signature(schema: &Value) -> String {
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .map(|(name, p)| {
-                    let optional = if required.contains(&name.as_str()) {
-                        ""
-                    } else {
-                        "?"
-                    };
-                    let kind = p.get("type").map_or_else(
-                        || "any".to_owned(),
-                        |t| t.as_str().map_or_else(|| t.to_string(), str::to_owned),
-                    );
-                    format!("{name}{optional}: {kind}")
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return String::new();
+    };
+    let mut params: Vec<(bool, String)> = properties
+        .iter()
+        .map(|(name, p)| {
+            let is_required = required.contains(&name.as_str());
+            let optional = if is_required { "" } else { "?" };
+            format!("{name}{optional}: {}", type_name(p, is_required))
         })
-        .unwrap_or_default()
+        .zip(properties.keys())
+        .map(|(text, name)| (!required.contains(&name.as_str()), text))
+        .collect();
+    // Stable: required ones first, each group in the schema's order.
+    params.sort_by_key(|(optional, _)| *optional);
+    params
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A property's JSON type: `string`, `integer|string`; the `null` of an optional one is
+/// left out (`?` says it).
+fn type_name(property: &Value, required: bool) -> String {
+    match property.get("type") {
+        Some(Value::String(kind)) => kind.clone(),
+        Some(Value::Array(kinds)) => {
+            let kinds: Vec<&str> = kinds
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|k| required || *k != "null")
+                .collect();
+            kinds.join("|")
+        }
+        _ => "any".to_owned(),
+    }
 }
 
 /// First line of a description, for a listing.
