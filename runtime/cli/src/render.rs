@@ -178,14 +178,21 @@ fn resource_contents(contents: &ResourceContents) -> String {
 /// A tool's result; whether it reports an error (`isError`).
 pub(crate) fn tool_result(result: &ToolResult, json: bool) -> bool {
     if json {
-        let mut out = json!({
-            "content": result.content.iter().map(to_json).collect::<Vec<_>>(),
-            "isError": result.is_error,
-        });
+        let mut out = serde_json::Map::new();
+        out.insert(
+            "content".into(),
+            result
+                .content
+                .iter()
+                .map(to_json)
+                .collect::<Vec<_>>()
+                .into(),
+        );
         if let Some(structured) = &result.structured {
-            out["structuredContent"] = structured.clone();
+            out.insert("structuredContent".into(), structured.clone());
         }
-        print_json(&out);
+        out.insert("isError".into(), result.is_error.into());
+        print_json(&Value::Object(out));
         return result.is_error;
     }
     let mut lines: Vec<String> = result.content.iter().map(content).collect();

@@ -243,7 +243,7 @@ fn build(target: &[&str], name: &str, quick: bool) -> Result<String, Error> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
         .args(["build", "--profile", if quick { "dev" } else { "release" }])
-        .args(["-p", "mcp-runtime"])
+        .args(["-p", "mcp-interop"])
         .args(target)
         .args(["--message-format", "json-render-diagnostics"])
         .stderr(Stdio::inherit())
@@ -268,7 +268,7 @@ async fn main() -> Result<(), Error> {
         .unwrap_or(if quick { 200 } else { 20_000 });
     let per_round = (n / ROUNDS).max(WINDOW);
     let server = support::build_bench_server(quick)?;
-    let bridge = build(&["--bin", "mcp-bridge"], "mcp-bridge", quick)?;
+    let bridge = build(&["--example", "bridge"], "bridge", quick)?;
 
     // rmcp's client speaks what it negotiates with initialize; this client is pinned to
     // the same revision, and measured in 2026-07-28 too.
