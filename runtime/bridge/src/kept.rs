@@ -20,7 +20,7 @@ use mcp_runtime::model::{
     Elicitation, PromptResult, ResourceContents, Root, SampledMessage, ToolResult,
 };
 use mcp_runtime::{Ask, AskErrorKind, Context, RpcError};
-use mcp_runtime_client::{Client, ClientError, ClientHandlers, Progress, RequestOptions};
+use mcp_runtime_client::{Client, ClientError, ClientHandlers, Progress};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot, RwLock};
 
@@ -139,7 +139,7 @@ impl KeptCalls {
                 }
                 (token, waiting.upcalls, waiting.asked)
             }
-            None => (new_token()?, self.start(client, serial, request), 0),
+            None => (new_token()?, self.start(client, serial, request, ctx), 0),
         };
         loop {
             match upcalls.recv().await {
@@ -208,10 +208,11 @@ impl KeptCalls {
         client: &Client,
         serial: Option<&Arc<RwLock<()>>>,
         request: KeptRequest,
+        ctx: &Context,
     ) -> mpsc::UnboundedReceiver<Upcall> {
         let (tx, rx) = mpsc::unbounded_channel();
         let progress = tx.clone();
-        let options = RequestOptions::new()
+        let options = super::upstream_options(ctx)
             .handlers(asking(tx.clone()))
             .on_progress(move |p| {
                 let _ = progress.send(Upcall::Progress(p));

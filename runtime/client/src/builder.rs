@@ -37,6 +37,7 @@ pub struct ClientBuilder {
     oauth: Option<super::auth::OAuth>,
     get_stream: bool,
     inherit_stderr: bool,
+    process_group: bool,
     env: Vec<(String, String)>,
     cwd: Option<PathBuf>,
 }
@@ -58,6 +59,7 @@ impl ClientBuilder {
             oauth: None,
             get_stream: true,
             inherit_stderr: true,
+            process_group: false,
             env: Vec::new(),
             cwd: None,
         }
@@ -184,6 +186,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether a spawned server runs in a process group of its own (default: no; always
+    /// for [`ClientBuilder::connect_shell`]). Closing or dropping the client then ends the
+    /// whole group — the server and whatever it started (a launcher's child, a shell's
+    /// pipeline) — asking with SIGTERM first and killing what remains. The group does not
+    /// get this process's terminal signals (^C): the application ends the client instead.
+    /// Unix only; elsewhere it has no effect.
+    #[must_use]
+    pub fn process_group(mut self, own_group: bool) -> Self {
+        self.process_group = own_group;
+        self
+    }
+
     /// An environment variable for a spawned server.
     #[must_use]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
@@ -242,6 +256,7 @@ impl ClientBuilder {
             env: self.env.clone(),
             cwd: self.cwd.clone(),
             inherit_stderr: self.inherit_stderr,
+            process_group: self.process_group,
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let link = StdioLink::spawn(&spawn, tx)?;
@@ -261,11 +276,15 @@ impl ClientBuilder {
         }
     }
 
-    /// Launches a shell command line (`sh -c`, as `exec`: the server is the shell's
-    /// process) and speaks to it over its stdin and stdout.
+    /// Launches a shell command line with `sh -c` and speaks to it over its stdin and
+    /// stdout. The line has every shell feature, `VAR=value server` included; the shell
+    /// runs in a process group of its own ([`ClientBuilder::process_group`]), ended whole
+    /// when the client closes, so the server goes with it whether or not the shell
+    /// replaced itself with the server.
     pub async fn connect_shell(self, command_line: &str) -> Result<Client, ClientError> {
-        let line = format!("exec {command_line}");
-        self.connect_command("sh", ["-c".to_owned(), line]).await
+        self.process_group(true)
+            .connect_command("sh", ["-c".to_owned(), command_line.to_owned()])
+            .await
     }
 
     /// Speaks newline-delimited JSON-RPC over a stream pair: `from_server` is what the

@@ -160,6 +160,7 @@ pub struct RequestOptions {
     pub(crate) on_progress: Option<ProgressFn>,
     pub(crate) handlers: Option<ClientHandlers>,
     pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) capabilities: Option<Value>,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -169,6 +170,7 @@ impl std::fmt::Debug for RequestOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("handlers", &self.handlers)
             .field("meta", &self.meta)
+            .field("capabilities", &self.capabilities)
             .finish()
     }
 }
@@ -208,6 +210,16 @@ impl RequestOptions {
     #[must_use]
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
+        self
+    }
+
+    /// The client capabilities this 2026-07-28 request declares, instead of the client's
+    /// own (shaped for the revision like them). A proxy passes on the capabilities of the
+    /// client it acts for. No effect in a legacy session, whose capabilities were declared
+    /// once, at `initialize`.
+    #[must_use]
+    pub fn client_capabilities(mut self, capabilities: Value) -> Self {
+        self.capabilities = Some(capabilities);
         self
     }
 }

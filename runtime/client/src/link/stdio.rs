@@ -29,12 +29,16 @@ pub(crate) struct Spawn {
     pub(crate) cwd: Option<std::path::PathBuf>,
     /// Whether the server's stderr goes to ours (else it is discarded).
     pub(crate) inherit_stderr: bool,
+    /// Whether the server runs in a process group of its own, which is ended whole.
+    pub(crate) process_group: bool,
 }
 
 pub(crate) struct StdioLink {
     out: Mutex<Option<mpsc::UnboundedSender<Bytes>>>,
     child: tokio::sync::Mutex<Option<Child>>,
     writer: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The server's own process group (its id is the server's pid), when it has one.
+    group: Option<group::ProcessGroup>,
 }
 
 impl StdioLink {
@@ -55,13 +59,23 @@ impl StdioLink {
         if let Some(dir) = &spawn.cwd {
             command.current_dir(dir);
         }
+        #[cfg(unix)]
+        if spawn.process_group {
+            // A group of its own (id: the child's pid): a shell's children, or a launcher's
+            // (npx, uvx), are ended with it, and a terminal's ^C reaches only our process,
+            // which then ends the server as it ends any other.
+            std::os::unix::process::CommandExt::process_group(command.as_std_mut(), 0);
+        }
         let mut child = command.spawn().map_err(|e| {
             ClientError::transport(format!("cannot start `{}`: {e}", spawn.program))
         })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(ClientError::transport("the child's stdio is not piped"));
         };
-        let link = StdioLink::streams(stdout, stdin, incoming);
+        let mut link = StdioLink::streams(stdout, stdin, incoming);
+        if spawn.process_group {
+            link.group = child.id().and_then(group::ProcessGroup::of_leader);
+        }
         if let Ok(mut slot) = link.child.try_lock() {
             *slot = Some(child);
         }
@@ -81,6 +95,71 @@ impl StdioLink {
             out: Mutex::new(Some(tx)),
             child: tokio::sync::Mutex::new(None),
             writer: Mutex::new(Some(writer)),
+            group: None,
+        }
+    }
+}
+
+impl Drop for StdioLink {
+    fn drop(&mut self) {
+        // The child itself is killed on drop (`kill_on_drop`); what it started goes too.
+        if let Some(group) = &self.group {
+            group.kill();
+        }
+    }
+}
+
+/// A spawned server's process group, ended whole.
+mod group {
+    use std::time::Duration;
+
+    /// A process group by its id.
+    pub(crate) struct ProcessGroup {
+        #[cfg(unix)]
+        id: rustix::process::Pid,
+    }
+
+    impl ProcessGroup {
+        /// The group whose leader is process `pid` (a child spawned with a group of its
+        /// own).
+        #[cfg(unix)]
+        pub(crate) fn of_leader(pid: u32) -> Option<ProcessGroup> {
+            let id = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
+            Some(ProcessGroup { id })
+        }
+
+        #[cfg(not(unix))]
+        pub(crate) fn of_leader(_pid: u32) -> Option<ProcessGroup> {
+            None
+        }
+
+        /// Asks every process left in the group to end (SIGTERM), waits up to `grace` for
+        /// them, then kills what remains.
+        pub(crate) async fn end(&self, grace: Duration) {
+            #[cfg(unix)]
+            {
+                use rustix::process::{kill_process_group, test_kill_process_group, Signal};
+                // ESRCH: nothing is left in the group.
+                if kill_process_group(self.id, Signal::TERM).is_err() {
+                    return;
+                }
+                let deadline = tokio::time::Instant::now() + grace;
+                while tokio::time::Instant::now() < deadline {
+                    if test_kill_process_group(self.id).is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                let _ = kill_process_group(self.id, Signal::KILL);
+            }
+            #[cfg(not(unix))]
+            let _ = grace;
+        }
+
+        /// Kills every process left in the group at once.
+        pub(crate) fn kill(&self) {
+            #[cfg(unix)]
+            let _ = rustix::process::kill_process_group(self.id, rustix::process::Signal::KILL);
         }
     }
 }
@@ -216,9 +295,20 @@ impl Link for StdioLink {
                     .await
                     .is_err()
                 {
-                    let _ = child.start_kill();
+                    match &self.group {
+                        // The server is asked to end first, and its whole group with it.
+                        Some(group) => group.end(EXIT_GRACE).await,
+                        None => {
+                            let _ = child.start_kill();
+                        }
+                    }
                     let _ = child.wait().await;
                 }
+            }
+            // What the server started and left behind (a shell's or a launcher's
+            // children that outlived it) ends too.
+            if let Some(group) = &self.group {
+                group.end(EXIT_GRACE).await;
             }
         })
     }

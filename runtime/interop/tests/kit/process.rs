@@ -71,8 +71,10 @@ impl HttpServer {
         let sink = Arc::clone(&log);
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(url.trim().to_owned());
+                // `listening on URL`, perhaps followed by more (the bridge names /sse too).
+                if let Some(rest) = line.strip_prefix("listening on ") {
+                    let url = rest.split_whitespace().next().unwrap_or_default();
+                    let _ = tx.send(url.to_owned());
                 }
                 let mut log = sink.lock().unwrap_or_else(|e| e.into_inner());
                 log.push_str(&line);
