@@ -32,6 +32,13 @@ pub struct HttpConfig {
     /// [`SsePolling`]). Default `None`: every client sees what it saw before polling
     /// existed — no priming events, and a stream's connection is held until its end.
     pub sse_polling: Option<SsePolling>,
+    /// A comment line goes on every open SSE stream after this long without an event
+    /// (the legacy GET stream, a POST's stream while its tool runs, a 2026-07-28
+    /// `subscriptions/listen`, an HTTP+SSE stream), so that proxies and clients with an
+    /// idle or body timeout do not cut a stream that is only waiting. Keep it below the
+    /// shortest idle timeout on the way (nginx's `proxy_read_timeout` is 60 s by default;
+    /// Node's body timeout is 300 s). Default 15 s; `None` sends none.
+    pub keep_alive: Option<Duration>,
     /// Where legacy sessions live when several replicas serve them ([`HttpConfig::store`]).
     /// Default `None`: in this process.
     pub(crate) store: Option<Arc<dyn SessionStore>>,
@@ -48,6 +55,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("max_stored_events", &self.max_stored_events)
             .field("max_streams_per_session", &self.max_streams_per_session)
             .field("sse_polling", &self.sse_polling)
+            .field("keep_alive", &self.keep_alive)
             .field("authorization", &self.authorization)
             .field("store", &self.store.is_some())
             .finish()
@@ -100,6 +108,7 @@ impl Default for HttpConfig {
             max_stored_events: 1000,
             max_streams_per_session: 100,
             sse_polling: None,
+            keep_alive: Some(Duration::from_secs(15)),
             authorization: None,
             store: None,
         }

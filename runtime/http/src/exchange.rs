@@ -3,10 +3,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use futures_util::stream;
+use futures_util::stream::{self, StreamExt};
 use tokio::sync::mpsc;
 
 use super::authorize::Caller;
@@ -52,6 +51,7 @@ pub(super) async fn dispatch(
     stateless: Option<InProgress>,
     caller: &Caller,
     sync: Option<SessionSync<'_>>,
+    keep_alive: Option<std::time::Duration>,
 ) -> Response {
     let started = tokio::time::Instant::now();
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
@@ -117,7 +117,7 @@ pub(super) async fn dispatch(
                 if let Some(streams) = streams {
                     let stored = streams.spawn(None, rx, asked);
                     let body = streams.connection(stored.reader(0), started);
-                    return sse_response(Body::from_stream(body));
+                    return sse_response(body, keep_alive);
                 }
                 rx.recv().await
             }
@@ -136,7 +136,7 @@ pub(super) async fn dispatch(
     if let Some(streams) = streams {
         let stored = streams.spawn(Some(first), rx, asked);
         let body = streams.connection(stored.reader(0), started);
-        return sse_response(Body::from_stream(body));
+        return sse_response(body, keep_alive);
     }
     // A stateless request's connection lives as long as its stream: when the client goes
     // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.
@@ -159,7 +159,7 @@ pub(super) async fn dispatch(
             })
         },
     );
-    sse_response(Body::from_stream(events))
+    sse_response(events.boxed(), keep_alive)
 }
 
 /// An answer known here, before anything went to the stream: `Ok` when nothing was sent

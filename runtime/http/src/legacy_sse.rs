@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -81,7 +81,7 @@ pub(super) async fn get_sse(
     };
     let events =
         stream::once(async move { Ok::<_, std::convert::Infallible>(endpoint) }).chain_with(guard);
-    sse_response(Body::from_stream(events))
+    sse_response(events, state.config.keep_alive)
 }
 
 /// Hands a shared HTTP+SSE session the messages relayed to it, one at a time, in order;

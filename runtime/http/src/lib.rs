@@ -25,6 +25,7 @@ mod config;
 mod event_store;
 mod exchange;
 mod guard;
+mod keep_alive;
 mod legacy_sse;
 mod replicas;
 mod responses;

@@ -4,6 +4,10 @@ use axum::body::{Body, Bytes};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use std::time::Duration;
+
+use super::event_store::SseBody;
+use super::keep_alive::KeepAlive;
 use mcp_runtime::wire::{self, ErrorCode, Outgoing, RequestId, RpcError};
 
 pub(super) fn json_response(status: StatusCode, body: &Outgoing) -> Response {
@@ -61,7 +65,13 @@ pub(super) fn sse_event(message: &Outgoing, event: Option<&str>) -> Bytes {
     Bytes::from(out)
 }
 
-pub(super) fn sse_response(body: Body) -> Response {
+/// An SSE answer carrying `events`, with a keep-alive comment after every `keep_alive` of
+/// silence (see [`crate::keep_alive`]).
+pub(super) fn sse_response(events: SseBody, keep_alive: Option<Duration>) -> Response {
+    let body = match keep_alive {
+        Some(period) if !period.is_zero() => Body::from_stream(KeepAlive::new(events, period)),
+        _ => Body::from_stream(events),
+    };
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "text/event-stream")

@@ -92,6 +92,7 @@ pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Call
         Some(in_progress),
         caller,
         None,
+        state.config.keep_alive,
     )
     .await
 }

@@ -124,6 +124,7 @@ pub(super) async fn post_mcp(
             None,
             &caller,
             sync,
+            state.config.keep_alive,
         )
         .await;
     }
@@ -257,7 +258,7 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Cal
         None => Connection::new(state.server.clone(), tx),
         Some(shared) => Connection::new_replica(state.server.clone(), tx, &shared.replica),
     };
-    let response = dispatch(&conn, frame, None, None, None, caller, None).await;
+    let response = dispatch(&conn, frame, None, None, None, caller, None, None).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();
@@ -352,13 +353,13 @@ pub(super) async fn get_mcp(
         }
         if let Some((stored, from)) = streams.resume(last) {
             let body = streams.connection(stored.reader(from), started);
-            return sse_response(Body::from_stream(body));
+            return sse_response(body, state.config.keep_alive);
         }
         // Shared sessions: a stream another replica wrote, from the store. One that
         // continues as this replica's GET stream takes its place.
         if streams.mirror().is_some() {
             if let Some(replay) = streams.resume_shared(last) {
-                return sse_response(Body::from_stream(streams.connection(replay, started)));
+                return sse_response(streams.connection(replay, started), state.config.keep_alive);
             }
         }
         return rpc_error(
@@ -381,7 +382,7 @@ pub(super) async fn get_mcp(
         streams.set_home(true);
         super::replicas::announce_taken_over(shared, session_id, None, true).await;
     }
-    sse_response(Body::from_stream(streams.connection(events, started)))
+    sse_response(streams.connection(events, started), state.config.keep_alive)
 }
 
 pub(super) async fn delete_mcp(
