@@ -8,14 +8,13 @@ use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, StreamExt};
 use tokio::sync::mpsc;
 
-use super::authorize::Caller;
 use super::event_store::SessionStreams;
 use super::replicas::SessionSync;
-use super::responses::{json_response, shutting_down, sse_event, sse_response};
+use super::responses::{json_response, shutting_down, sse_event, sse_response, StreamRules};
 use super::sessions::AppState;
 use mcp_runtime::cancel::CancellationToken;
 use mcp_runtime::combine::BoxFuture;
-use mcp_runtime::server::connection::{spawn_answer, Connection, Started};
+use mcp_runtime::server::connection::{spawn_answer, Connection, RequestOrigin, Started};
 use mcp_runtime::wire::{Frame, Invalid, Message, Outgoing, RequestId};
 
 /// How JSON-RPC errors map to HTTP statuses (stateless wire only).
@@ -49,9 +48,9 @@ pub(super) async fn dispatch(
     map: Option<StatusMap>,
     streams: Option<&SessionStreams>,
     stateless: Option<InProgress>,
-    caller: &Caller,
+    origin: RequestOrigin,
     sync: Option<SessionSync<'_>>,
-    keep_alive: Option<std::time::Duration>,
+    rules: StreamRules,
 ) -> Response {
     let started = tokio::time::Instant::now();
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
@@ -61,7 +60,8 @@ pub(super) async fn dispatch(
         Some(_) => request_ids(&frame),
         None => Vec::new(),
     };
-    let begun = conn.start_parsed_as(frame, &tx, caller.principal()).await;
+    let begun = conn.start_parsed_as(frame, &tx, &origin).await;
+    drop(origin);
     if let Some(sync) = sync {
         sync.after_admission(conn).await;
     }
@@ -117,7 +117,7 @@ pub(super) async fn dispatch(
                 if let Some(streams) = streams {
                     let stored = streams.spawn(None, rx, asked);
                     let body = streams.connection(stored.reader(0), started);
-                    return sse_response(body, keep_alive);
+                    return sse_response(body, rules.clone());
                 }
                 rx.recv().await
             }
@@ -136,7 +136,7 @@ pub(super) async fn dispatch(
     if let Some(streams) = streams {
         let stored = streams.spawn(Some(first), rx, asked);
         let body = streams.connection(stored.reader(0), started);
-        return sse_response(body, keep_alive);
+        return sse_response(body, rules.clone());
     }
     // A stateless request's connection lives as long as its stream: when the client goes
     // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.
@@ -159,7 +159,7 @@ pub(super) async fn dispatch(
             })
         },
     );
-    sse_response(events.boxed(), keep_alive)
+    sse_response(events.boxed(), rules)
 }
 
 /// An answer known here, before anything went to the stream: `Ok` when nothing was sent

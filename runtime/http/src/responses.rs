@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use super::event_store::SseBody;
 use super::keep_alive::KeepAlive;
+use futures_util::StreamExt;
+use mcp_runtime::cancel::CancellationToken;
 use mcp_runtime::wire::{self, ErrorCode, Outgoing, RequestId, RpcError};
 
 pub(super) fn json_response(status: StatusCode, body: &Outgoing) -> Response {
@@ -65,10 +67,23 @@ pub(super) fn sse_event(message: &Outgoing, event: Option<&str>) -> Bytes {
     Bytes::from(out)
 }
 
-/// An SSE answer carrying `events`, with a keep-alive comment after every `keep_alive` of
-/// silence (see [`crate::keep_alive`]).
-pub(super) fn sse_response(events: SseBody, keep_alive: Option<Duration>) -> Response {
-    let body = match keep_alive {
+/// What every SSE answer of a server follows.
+#[derive(Clone)]
+pub(super) struct StreamRules {
+    /// A keep-alive comment after this long without an event (see [`crate::keep_alive`]).
+    pub(super) keep_alive: Option<Duration>,
+    /// The server closed (the end of a graceful shutdown): every stream ends, whatever it
+    /// was waiting for, so that the HTTP server's own shutdown is not held by it.
+    pub(super) closing: Option<CancellationToken>,
+}
+
+/// An SSE answer carrying `events`, as `rules` say.
+pub(super) fn sse_response(events: SseBody, rules: StreamRules) -> Response {
+    let events = match rules.closing {
+        Some(closing) => events.take_until(closing.cancelled_owned()).boxed(),
+        None => events,
+    };
+    let body = match rules.keep_alive {
         Some(period) if !period.is_zero() => Body::from_stream(KeepAlive::new(events, period)),
         _ => Body::from_stream(events),
     };

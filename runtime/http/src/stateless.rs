@@ -7,14 +7,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::authorize::Caller;
 use super::exchange::{dispatch, InProgress, StatusMap};
 use super::guard::Headers;
 use super::responses::{json_response, shutting_down};
 use super::sessions::AppState;
 use mcp_runtime::protocol::http_headers;
 use mcp_runtime::protocol::method::McpMethod;
-use mcp_runtime::server::connection::Connection;
+use mcp_runtime::server::connection::{Connection, RequestOrigin};
 use mcp_runtime::wire::{self, ErrorCode, Frame, RequestId, RpcError};
 
 /// What routing and the stateless checks read of a POST without a session.
@@ -69,7 +68,11 @@ pub(super) fn stateless_refusal(
 }
 
 /// Serves a stateless request whose headers were checked on a connection of its own.
-pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Caller) -> Response {
+pub(super) async fn stateless(
+    state: &Arc<AppState>,
+    frame: Frame,
+    origin: RequestOrigin,
+) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -90,9 +93,9 @@ pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Call
         Some(StatusMap::Modern),
         None,
         Some(in_progress),
-        caller,
+        origin,
         None,
-        state.config.keep_alive,
+        state.stream_rules(),
     )
     .await
 }
