@@ -191,7 +191,10 @@ mod tests {
     fn preflight(origin: &str, headers: &str) -> Response {
         let mut h = HeaderMap::new();
         h.insert(header::ORIGIN, origin.parse().unwrap());
-        h.insert(header::ACCESS_CONTROL_REQUEST_METHOD, "POST".parse().unwrap());
+        h.insert(
+            header::ACCESS_CONTROL_REQUEST_METHOD,
+            "POST".parse().unwrap(),
+        );
         h.insert(
             header::ACCESS_CONTROL_REQUEST_HEADERS,
             headers.parse().unwrap(),
@@ -207,7 +210,10 @@ mod tests {
         );
         assert_eq!(answer.status(), StatusCode::NO_CONTENT);
         let h = answer.headers();
-        assert_eq!(h[header::ACCESS_CONTROL_ALLOW_ORIGIN], "https://app.example.com");
+        assert_eq!(
+            h[header::ACCESS_CONTROL_ALLOW_ORIGIN],
+            "https://app.example.com"
+        );
         assert_eq!(
             h[header::ACCESS_CONTROL_ALLOW_HEADERS],
             "authorization, content-type, mcp-protocol-version, mcp-session-id, mcp-method, last-event-id"

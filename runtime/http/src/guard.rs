@@ -139,8 +139,14 @@ mod tests {
         assert!(origin_allowed("https://localhost", &allowed));
         assert!(origin_allowed("https://app.example.com", &allowed));
         assert!(origin_allowed("https://APP.example.com/", &allowed));
-        assert!(!origin_allowed("http://app.example.com", &allowed), "scheme");
-        assert!(!origin_allowed("https://app.example.com:8443", &allowed), "port");
+        assert!(
+            !origin_allowed("http://app.example.com", &allowed),
+            "scheme"
+        );
+        assert!(
+            !origin_allowed("https://app.example.com:8443", &allowed),
+            "port"
+        );
         assert!(!origin_allowed("https://evil.example", &allowed));
         assert!(!origin_allowed("null", &allowed));
         assert!(!origin_allowed("file://localhost", &allowed));

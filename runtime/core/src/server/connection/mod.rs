@@ -355,12 +355,9 @@ impl Connection {
                         };
                         return Dispatched::Ready(answer);
                     }
-                    Admission::Handler(v, m, ctx) => Work::Handler(
-                        v,
-                        m,
-                        ctx.with_request_id(id.clone())
-                            .with_origin(origin),
-                    ),
+                    Admission::Handler(v, m, ctx) => {
+                        Work::Handler(v, m, ctx.with_request_id(id.clone()).with_origin(origin))
+                    }
                     Admission::Work(method, work) => Work::Given(method, work),
                 };
                 {
