@@ -75,6 +75,14 @@ pub(super) async fn dispatch(
         .and_then(SessionStreams::polling)
         .and_then(|p| p.close_after)
         .map(|after| started + after);
+    // A request whose first message has not come after a keep-alive period is answered
+    // with an SSE stream, which the keep-alive then holds open: otherwise a long, silent
+    // tool call holds a POST without a byte of answer, which proxies cut.
+    let streamed_deadline = rules.stream_after.map(|after| started + after);
+    let deadline = match (polled_deadline, streamed_deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let closing = stateless.as_ref().map(|p| &p.state.closing);
     let mut first = None;
     match begun {
@@ -89,7 +97,7 @@ pub(super) async fn dispatch(
                 task: Some(task),
                 reply: tx.clone(),
             };
-            match inline.run(&mut rx, closing, polled_deadline).await {
+            match inline.run(&mut rx, closing, deadline).await {
                 Raced::Answered(Some(answer)) => match answered(answer, &tx, &mut rx) {
                     Ok(answer) => return json_response(status_for(map, &answer), &answer),
                     Err(queued) => first = Some(queued),
@@ -105,24 +113,28 @@ pub(super) async fn dispatch(
         }
     }
     drop(tx);
-    let first = match (first, closing, polled_deadline) {
-        (Some(first), _, _) => Some(first),
-        (None, Some(closing), _) => tokio::select! {
-            first = rx.recv() => first,
-            () = closing.cancelled() => return shutting_down(),
-        },
-        (None, None, Some(deadline)) => match tokio::time::timeout_at(deadline, rx.recv()).await {
+    let first = match (first, deadline) {
+        (Some(first), _) => Some(first),
+        (None, None) => match next_message(&mut rx, closing).await {
             Ok(first) => first,
-            Err(_) => {
-                if let Some(streams) = streams {
-                    let stored = streams.spawn(None, rx, asked);
-                    let body = streams.connection(stored.reader(0), started);
-                    return sse_response(body, rules.clone());
-                }
-                rx.recv().await
-            }
+            Err(()) => return shutting_down(),
         },
-        (None, None, None) => rx.recv().await,
+        (None, Some(deadline)) => {
+            match tokio::time::timeout_at(deadline, next_message(&mut rx, closing)).await {
+                Ok(Ok(first)) => first,
+                Ok(Err(())) => return shutting_down(),
+                // Nothing yet: the answer becomes a stream now, the request's messages and
+                // answer to come on it.
+                Err(_) => {
+                    if let Some(streams) = streams {
+                        let stored = streams.spawn(None, rx, asked);
+                        let body = streams.connection(stored.reader(0), started);
+                        return sse_response(body, rules);
+                    }
+                    return sse_response(stateless_events(None, rx, stateless), rules);
+                }
+            }
+        }
     };
     let Some(first) = first else {
         // Every request was cancelled: nothing to say.
@@ -138,28 +150,50 @@ pub(super) async fn dispatch(
         let body = streams.connection(stored.reader(0), started);
         return sse_response(body, rules.clone());
     }
-    // A stateless request's connection lives as long as its stream: when the client goes
-    // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.
-    let events = stream::unfold(
-        (Some(first), rx, stateless),
-        |(pending, mut rx, guard)| async move {
-            let next = match (pending, &guard) {
-                (Some(v), _) => Some(v),
-                (None, Some(p)) => tokio::select! {
-                    next = rx.recv() => next,
-                    () = p.state.closing.cancelled() => None,
-                },
-                (None, None) => rx.recv().await,
-            };
-            next.map(|v| {
-                (
-                    Ok::<_, std::convert::Infallible>(sse_event(&v, None)),
-                    (None, rx, guard),
-                )
-            })
+    sse_response(stateless_events(Some(first), rx, stateless), rules)
+}
+
+/// The next message of a request, or `Err` when the server closes first (stateless
+/// requests, which are given `closing`).
+async fn next_message(
+    rx: &mut mpsc::Receiver<Outgoing>,
+    closing: Option<&CancellationToken>,
+) -> Result<Option<Outgoing>, ()> {
+    match closing {
+        Some(closing) => tokio::select! {
+            first = rx.recv() => Ok(first),
+            () = closing.cancelled() => Err(()),
         },
-    );
-    sse_response(events.boxed(), rules)
+        None => Ok(rx.recv().await),
+    }
+}
+
+/// A stateless request's stream: `first` (if it came already), then what the request
+/// sends until its answer. Its connection lives as long as the stream: when the client
+/// goes away (a `subscriptions/listen` it stopped reading), the handler is cancelled
+/// (`guard` is dropped with the stream).
+fn stateless_events(
+    first: Option<Outgoing>,
+    rx: mpsc::Receiver<Outgoing>,
+    guard: Option<InProgress>,
+) -> super::event_store::SseBody {
+    stream::unfold((first, rx, guard), |(pending, mut rx, guard)| async move {
+        let next = match (pending, &guard) {
+            (Some(v), _) => Some(v),
+            (None, Some(p)) => tokio::select! {
+                next = rx.recv() => next,
+                () = p.state.closing.cancelled() => None,
+            },
+            (None, None) => rx.recv().await,
+        };
+        next.map(|v| {
+            (
+                Ok::<_, std::convert::Infallible>(sse_event(&v, None)),
+                (None, rx, guard),
+            )
+        })
+    })
+    .boxed()
 }
 
 /// An answer known here, before anything went to the stream: `Ok` when nothing was sent

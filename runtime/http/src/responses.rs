@@ -75,6 +75,25 @@ pub(super) struct StreamRules {
     /// The server closed (the end of a graceful shutdown): every stream ends, whatever it
     /// was waiting for, so that the HTTP server's own shutdown is not held by it.
     pub(super) closing: Option<CancellationToken>,
+    /// A POST whose answer has not begun after this long is answered with a stream (the
+    /// keep-alive period, for a client that accepts SSE).
+    pub(super) stream_after: Option<Duration>,
+}
+
+impl StreamRules {
+    /// These rules for a request whose `Accept` is `accept`: only a client that accepts
+    /// SSE is switched to a stream.
+    pub(super) fn for_accept(mut self, headers: &axum::http::HeaderMap) -> StreamRules {
+        let accepts_sse = headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.contains("text/event-stream"));
+        if !accepts_sse {
+            self.stream_after = None;
+        }
+        self
+    }
 }
 
 /// An SSE answer carrying `events`, as `rules` say.

@@ -59,6 +59,7 @@ impl AppState {
         super::responses::StreamRules {
             keep_alive: self.config.keep_alive,
             closing: Some(self.closing.clone()),
+            stream_after: self.config.keep_alive.filter(|period| !period.is_zero()),
         }
     }
 

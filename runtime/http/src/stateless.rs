@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::exchange::{dispatch, InProgress, StatusMap};
 use super::guard::Headers;
-use super::responses::{json_response, shutting_down};
+use super::responses::{json_response, shutting_down, StreamRules};
 use super::sessions::AppState;
 use mcp_runtime::protocol::http_headers;
 use mcp_runtime::protocol::method::McpMethod;
@@ -72,6 +72,7 @@ pub(super) async fn stateless(
     state: &Arc<AppState>,
     frame: Frame,
     origin: RequestOrigin,
+    rules: StreamRules,
 ) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
@@ -95,7 +96,7 @@ pub(super) async fn stateless(
         Some(in_progress),
         origin,
         None,
-        state.stream_rules(),
+        rules,
     )
     .await
 }

@@ -125,7 +125,7 @@ pub(super) async fn post_mcp(
             None,
             caller.origin(Some(Arc::clone(&parts))),
             sync,
-            state.stream_rules(),
+            state.stream_rules().for_accept(headers),
         )
         .await;
     }
@@ -183,7 +183,9 @@ pub(super) async fn post_mcp(
         if let Some(refused) = stateless_refusal(&state, headers, &probe) {
             return refused;
         }
-        return stateless(&state, frame, caller.origin(Some(Arc::clone(&parts)))).await;
+        let rules = state.stream_rules().for_accept(headers);
+        let origin = caller.origin(Some(Arc::clone(&parts)));
+        return stateless(&state, frame, origin, rules).await;
     }
     if probe.method == McpMethod::Initialize.name() {
         return initialize(&state, frame, &caller, Arc::clone(&parts)).await;
