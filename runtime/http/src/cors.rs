@@ -182,9 +182,11 @@ mod tests {
     use super::*;
 
     fn policy() -> Arc<CorsPolicy> {
-        let mut config = HttpConfig::default();
-        config.cors = Some(Cors::default());
-        config.allowed_origins = vec!["https://app.example.com".into()];
+        let config = HttpConfig {
+            cors: Some(Cors::default()),
+            allowed_origins: vec!["https://app.example.com".into()],
+            ..HttpConfig::default()
+        };
         CorsPolicy::of(&config).unwrap()
     }
 

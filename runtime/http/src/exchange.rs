@@ -45,7 +45,6 @@ pub(super) fn status_for(map: Option<StatusMap>, answer: &Outgoing) -> StatusCod
 pub(super) async fn dispatch(
     conn: &Arc<Connection>,
     frame: Frame,
-    map: Option<StatusMap>,
     streams: Option<&SessionStreams>,
     stateless: Option<InProgress>,
     origin: RequestOrigin,
@@ -53,6 +52,8 @@ pub(super) async fn dispatch(
     rules: StreamRules,
 ) -> Response {
     let started = tokio::time::Instant::now();
+    // Only stateless (2026-07-28) answers map JSON-RPC errors to HTTP statuses.
+    let map = stateless.as_ref().map(|_| StatusMap::Modern);
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
     // A shared session's stream names its requests in the store (for a replica resuming
     // it after this one died).

@@ -156,9 +156,11 @@ mod tests {
 
     #[test]
     fn hosts_and_origins_are_separate_lists() {
-        let mut config = HttpConfig::default();
-        config.allowed_hosts = list(&["api.example.com"]);
-        config.allowed_origins = list(&["https://app.example.com"]);
+        let config = HttpConfig {
+            allowed_hosts: list(&["api.example.com"]),
+            allowed_origins: list(&["https://app.example.com"]),
+            ..HttpConfig::default()
+        };
         let headers = |host: &str, origin: Option<&str>| {
             let mut h = HeaderMap::new();
             h.insert(header::HOST, host.parse().unwrap());

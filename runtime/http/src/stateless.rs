@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::exchange::{dispatch, InProgress, StatusMap};
+use super::exchange::{dispatch, InProgress};
 use super::guard::Headers;
 use super::responses::{json_response, shutting_down, StreamRules};
 use super::sessions::AppState;
@@ -91,7 +91,6 @@ pub(super) async fn stateless(
     dispatch(
         &conn,
         frame,
-        Some(StatusMap::Modern),
         None,
         Some(in_progress),
         origin,

@@ -120,7 +120,6 @@ pub(super) async fn post_mcp(
         return dispatch(
             &session.conn,
             frame,
-            None,
             Some(streams),
             None,
             caller.origin(Some(Arc::clone(&parts))),
@@ -270,7 +269,7 @@ pub(super) async fn initialize(
     };
     let origin = caller.origin(Some(parts));
     let rules = state.stream_rules();
-    let response = dispatch(&conn, frame, None, None, None, origin, None, rules).await;
+    let response = dispatch(&conn, frame, None, None, origin, None, rules).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();

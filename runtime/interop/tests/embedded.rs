@@ -6,6 +6,8 @@
 //!
 //! Needs the example built: `cargo build -p mcp-interop --examples`.
 
+#![allow(clippy::unwrap_used)]
+
 use std::process::Command;
 
 use reqwest::StatusCode;
