@@ -136,7 +136,8 @@ struct Authorized(Caller);
 /// cannot be verified now).
 ///
 /// Put it in front of the MCP routes of an [`McpService`](crate::McpService) (their
-/// handlers then see the caller as [`Context::principal`](crate::Context::principal);
+/// handlers then see the caller as
+/// [`Context::principal`](mcp_runtime::Context::principal);
 /// sessions, tasks and `requestState` are bound to it; per-tool scopes apply), or in
 /// front of routes of your own, whose handlers find the verified
 /// [`Principal`] in the request's extensions (`Extension<Arc<Principal>>`). A request

@@ -88,14 +88,5 @@ pub(super) async fn stateless(
         conn: Arc::clone(&conn),
         state: Arc::clone(state),
     };
-    dispatch(
-        &conn,
-        frame,
-        None,
-        Some(in_progress),
-        origin,
-        None,
-        rules,
-    )
-    .await
+    dispatch(&conn, frame, None, Some(in_progress), origin, None, rules).await
 }
