@@ -20,6 +20,10 @@ use mcp_runtime::model::{Elicitation, Implementation, Root, SampledMessage, Samp
 use mcp_runtime::protocol::version::{Era, ProtocolVersion, VersionSet};
 use mcp_runtime::wire::RpcError;
 
+/// The default of [`ClientBuilder::stream_idle_timeout`]: four of the keep-alive periods
+/// servers use by default (15 s), so that a lost comment or two is not a dead stream.
+const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Builds a [`Client`] and connects it ([`ClientBuilder::connect_command`],
 /// [`ClientBuilder::connect_url`], …).
 #[derive(Clone, Debug)]
@@ -36,6 +40,7 @@ pub struct ClientBuilder {
     #[cfg(feature = "http")]
     oauth: Option<super::auth::OAuth>,
     get_stream: bool,
+    stream_idle_timeout: Option<Duration>,
     inherit_stderr: bool,
     process_group: bool,
     env: Vec<(String, String)>,
@@ -58,6 +63,7 @@ impl ClientBuilder {
             #[cfg(feature = "http")]
             oauth: None,
             get_stream: true,
+            stream_idle_timeout: Some(DEFAULT_STREAM_IDLE_TIMEOUT),
             inherit_stderr: true,
             process_group: false,
             env: Vec::new(),
@@ -175,6 +181,21 @@ impl ClientBuilder {
     #[must_use]
     pub fn get_stream(mut self, open: bool) -> Self {
         self.get_stream = open;
+        self
+    }
+
+    /// How long an HTTP event stream may stay silent — no event and no keep-alive comment
+    /// (servers send one every 15 s by default, this crate's server and the official
+    /// SDKs alike) — before the client treats its connection as dead (default 60 s;
+    /// `None`: never). A legacy session's stream is then resumed with `Last-Event-ID`
+    /// (a request's answer stream, the GET stream); where the revision cannot resume it
+    /// (2026-07-28, or a stream that carried no event id yet) the request waiting on it
+    /// fails with an error that says so; an HTTP+SSE (2024-11-05) stream silent while a
+    /// request waits ends the connection. An idle HTTP+SSE stream with nothing waiting is
+    /// left alone: servers without keep-alive are common there.
+    #[must_use]
+    pub fn stream_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.stream_idle_timeout = timeout;
         self
     }
 
@@ -360,6 +381,7 @@ impl ClientBuilder {
         Ok(super::link::http::HttpSettings {
             headers: self.http_headers.clone(),
             get_stream: self.get_stream,
+            stream_idle_timeout: self.stream_idle_timeout,
             auth,
         })
     }

@@ -44,6 +44,34 @@ pub(crate) struct HttpSettings {
     pub(crate) get_stream: bool,
     /// OAuth, when configured: every request goes through it.
     pub(crate) auth: Option<Arc<crate::auth::Authorizer>>,
+    /// An event stream silent for longer is dead (`ClientBuilder::stream_idle_timeout`).
+    pub(crate) stream_idle_timeout: Option<Duration>,
+}
+
+/// How reading an SSE response ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StreamEnd {
+    /// The answer to the request came (the stream is left).
+    Answered,
+    /// The server ended the stream, or the connection broke.
+    Ended,
+    /// Nothing arrived for longer than the idle bound: the connection is presumed dead.
+    Silent,
+}
+
+/// The next chunk of `response`, or `Err(())` when none came within `bound`. (A keep-alive
+/// comment is a chunk: it proves the connection alive.)
+pub(crate) async fn chunk_within(
+    response: &mut reqwest::Response,
+    bound: Option<Duration>,
+) -> Result<reqwest::Result<Option<bytes::Bytes>>, ()> {
+    match bound {
+        // `chunk` holds nothing between polls: dropping it loses no data.
+        Some(bound) => tokio::time::timeout(bound, response.chunk())
+            .await
+            .map_err(|_| ()),
+        None => Ok(response.chunk().await),
+    }
 }
 
 struct State {
@@ -193,10 +221,11 @@ impl Shared {
         let content_type = content_type(&response);
         if content_type.starts_with("text/event-stream") && status.is_success() {
             let mut parser = sse::Parser::default();
-            if self.read_events(response, &mut parser, Some(&id)).await {
+            let end = self.read_events(response, &mut parser, Some(&id)).await;
+            if end == StreamEnd::Answered {
                 return;
             }
-            self.resume(&id, parser).await;
+            self.resume(&id, parser, end).await;
             return;
         }
         let body = match read_body(response).await {
@@ -279,17 +308,18 @@ impl Shared {
         answered
     }
 
-    /// Reads an SSE response, delivering each message; whether the answer to `id` came
-    /// (then the stream is left: the answer ends a request's stream).
+    /// Reads an SSE response, delivering each message, until the answer to `id` came (the
+    /// answer ends a request's stream), the stream ended, or it was silent for longer than
+    /// the idle bound.
     async fn read_events(
         &self,
         mut response: reqwest::Response,
         parser: &mut sse::Parser,
         id: Option<&RequestId>,
-    ) -> bool {
+    ) -> StreamEnd {
         loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
+            match chunk_within(&mut response, self.settings.stream_idle_timeout).await {
+                Ok(Ok(Some(chunk))) => {
                     let mut answered = false;
                     for event in parser.feed(&chunk) {
                         if (event.event.is_empty() || event.event == "message")
@@ -299,21 +329,25 @@ impl Shared {
                         }
                     }
                     if answered {
-                        return true;
+                        return StreamEnd::Answered;
                     }
                 }
-                Ok(None) => return false,
-                Err(e) => {
+                Ok(Ok(None)) => return StreamEnd::Ended,
+                Ok(Err(e)) => {
                     tracing::debug!("a response stream broke: {e}");
-                    return false;
+                    return StreamEnd::Ended;
+                }
+                Err(()) => {
+                    tracing::debug!("a response stream went silent: presumed dead");
+                    return StreamEnd::Silent;
                 }
             }
         }
     }
 
-    /// Resumes a request's stream that ended before its answer (legacy sessions with an
-    /// event id to resume from); fails the request otherwise.
-    async fn resume(&self, id: &RequestId, mut parser: sse::Parser) {
+    /// Resumes a request's stream that ended (or went silent) before its answer, in a
+    /// legacy session with an event id to resume from; fails the request otherwise.
+    async fn resume(&self, id: &RequestId, mut parser: sse::Parser, mut end: StreamEnd) {
         let legacy = lock(&self.state).protocol_version.is_some();
         let mut idle = 0;
         while idle < MAX_RESUMPTIONS {
@@ -321,8 +355,11 @@ impl Shared {
                 break;
             };
             idle += 1;
-            let wait = parser.retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
-            tokio::time::sleep(wait).await;
+            // A silent stream is resumed at once: its time was spent already.
+            if end != StreamEnd::Silent {
+                let wait = parser.retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
+                tokio::time::sleep(wait).await;
+            }
             let Ok(response) = self.get(Some(&last_id)).await else {
                 continue;
             };
@@ -330,17 +367,22 @@ impl Shared {
                 break;
             }
             let before = parser.fields;
-            if self.read_events(response, &mut parser, Some(id)).await {
+            end = self.read_events(response, &mut parser, Some(id)).await;
+            if end == StreamEnd::Answered {
                 return;
             }
             if parser.fields > before {
                 idle = 0;
             }
         }
-        self.fail(
-            id,
-            ClientError::transport("the response stream ended before the answer"),
-        );
+        let message = match (end, self.settings.stream_idle_timeout) {
+            (StreamEnd::Silent, Some(bound)) => format!(
+                "the response stream was silent for longer than {bound:?} (no event, no \
+                 keep-alive) and cannot be resumed: the connection is presumed dead"
+            ),
+            _ => "the response stream ended before the answer".to_owned(),
+        };
+        self.fail(id, ClientError::transport(message));
     }
 
     async fn get(&self, last_event_id: Option<&str>) -> Result<reqwest::Response, ClientError> {
@@ -380,8 +422,10 @@ impl Shared {
                 _ => return,
             };
             let before = parser.fields;
-            self.read_events(response, &mut parser, None).await;
-            if parser.fields > before {
+            let end = self.read_events(response, &mut parser, None).await;
+            // A stream that carried something, or went silent (the connection, not the
+            // server, is at fault), is opened again without counting.
+            if parser.fields > before || end == StreamEnd::Silent {
                 reopens = 0;
             }
             reopens += 1;

@@ -213,6 +213,16 @@ async fn read_lines<R: AsyncRead + Unpin>(output: R, incoming: IncomingTx) {
 /// Parses a frame and delivers its messages; what does not parse is logged and dropped
 /// (a server's answer to it cannot be told apart from noise).
 pub(crate) fn deliver(bytes: &[u8], incoming: &IncomingTx, related: Option<&RequestId>) {
+    deliver_noting(bytes, incoming, related, &mut |_| {});
+}
+
+/// [`deliver`], telling `answered` the id of each response delivered.
+pub(crate) fn deliver_noting(
+    bytes: &[u8],
+    incoming: &IncomingTx,
+    related: Option<&RequestId>,
+    answered: &mut dyn FnMut(&RequestId),
+) {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return;
     }
@@ -223,6 +233,9 @@ pub(crate) fn deliver(bytes: &[u8], incoming: &IncomingTx, related: Option<&Requ
     for m in messages {
         match m {
             Ok(message) => {
+                if let wire::Message::Response { id, .. } = &message {
+                    answered(id);
+                }
                 let _ = incoming.send(Incoming::Message {
                     message,
                     related: related.cloned(),

@@ -3,6 +3,7 @@
 //! cancellation. The runtime routes what a handler emits to the right place for the
 //! transport and era.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -17,6 +18,7 @@ use crate::protocol::logging::LogFilter;
 use crate::protocol::peer::Peer;
 use crate::protocol::shape;
 use crate::protocol::version::ProtocolVersion;
+use crate::server::connection::RequestOrigin;
 use crate::server::events::ServerEvent;
 #[cfg(feature = "tasks")]
 use crate::server::tasks::{TaskLink, TaskStatus};
@@ -64,6 +66,9 @@ pub struct Context {
     draining: Option<(CancellationToken, Option<CancellationToken>)>,
     events: broadcast::Sender<ServerEvent>,
     principal: Option<Arc<Principal>>,
+    /// What the transport attached to the request that carried this one (over HTTP, the
+    /// request's head); see [`Context::transport_request`].
+    transport_request: Option<Arc<dyn Any + Send + Sync>>,
     /// The task this call runs as (or may start), if any.
     #[cfg(feature = "tasks")]
     task: Option<Arc<TaskLink>>,
@@ -102,6 +107,7 @@ impl Context {
             draining: None,
             events,
             principal: None,
+            transport_request: None,
             #[cfg(feature = "tasks")]
             task: None,
             task_scope: Arc::new(TaskScope::default()),
@@ -210,10 +216,24 @@ impl Context {
         false
     }
 
-    /// The caller, as the HTTP transport authenticated it (see [`crate::auth`]).
-    pub(crate) fn with_principal(mut self, principal: Option<Arc<Principal>>) -> Context {
-        self.principal = principal;
+    /// The caller, as the HTTP transport authenticated it (see [`crate::auth`]), and the
+    /// transport's request.
+    pub(crate) fn with_origin(mut self, origin: &RequestOrigin) -> Context {
+        self.principal.clone_from(&origin.principal);
+        self.transport_request.clone_from(&origin.transport);
         self
+    }
+
+    /// What the transport that carried this request attached to it, when it is a `T`.
+    ///
+    /// Over HTTP (`mcp-runtime-http`) it is the HTTP request's head, `http::request::Parts`:
+    /// its headers, and the request extensions the application's middleware inserted (an
+    /// identity a trusted proxy vouched for, a tenant, a trace context). Read it with that
+    /// crate's `HttpContext::http_request`, which names the type for you. Each request has
+    /// its own: in a legacy session, every POST's own headers, not those of `initialize`.
+    /// On stdio there is none.
+    pub fn transport_request<T: Any>(&self) -> Option<&T> {
+        self.transport_request.as_deref()?.downcast_ref()
     }
 
     /// Who sent this request: the principal its access token names, when the HTTP server

@@ -18,6 +18,8 @@
 //! - Feature `auth`: [`AuthorizationServer::discover`], [`JwtVerifier`] (JWKS) and
 //!   [`IntrospectionVerifier`] (RFC 7662).
 
+pub use crate::authorize::{metadata_router, AuthorizationLayer, RequireAuthorization};
+
 mod config;
 mod verifier;
 pub(crate) use config::WELL_KNOWN_RESOURCE;

@@ -48,6 +48,29 @@ pub struct Snapshot {
     pub subscriptions: BTreeSet<String>,
 }
 
+/// Where a frame came from, beyond its connection: who sent it and what the transport
+/// knows of the request that carried it. Handlers see both on their [`Context`]
+/// ([`Context::principal`], [`Context::transport_request`]). stdio has neither.
+#[doc(hidden)]
+#[derive(Clone, Default)]
+pub struct RequestOrigin {
+    /// The caller the HTTP transport authenticated (a verified bearer token).
+    pub principal: Option<Arc<Principal>>,
+    /// The transport's own request, type-erased so that the core needs no HTTP types:
+    /// `mcp-runtime-http` puts the HTTP request's head (`http::request::Parts`) here and
+    /// reads it back with its typed accessor.
+    pub transport: Option<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for RequestOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOrigin")
+            .field("principal", &self.principal)
+            .field("transport", &self.transport.is_some())
+            .finish()
+    }
+}
+
 /// The conversation with one peer. Messages to the peer go to `out`, in order.
 pub struct Connection {
     server: Server,
@@ -180,20 +203,21 @@ impl Connection {
         frame: Frame,
         reply: &mpsc::Sender<Outgoing>,
     ) -> usize {
-        self.handle_parsed_as(frame, reply, None).await
+        self.handle_parsed_as(frame, reply, &RequestOrigin::default())
+            .await
     }
 
-    /// [`Connection::handle_parsed`] for a frame sent by `principal` (an HTTP request
-    /// whose bearer token was verified): its handlers see the principal on their
-    /// `Context`, and a 2026-07-28 `requestState` is bound to it.
+    /// [`Connection::handle_parsed`] for a frame that came from `origin` (an HTTP
+    /// request): its handlers see the principal and the transport's request on their
+    /// `Context`, and a 2026-07-28 `requestState` is bound to the principal.
     #[doc(hidden)]
     pub async fn handle_parsed_as(
         self: &Arc<Self>,
         frame: Frame,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Arc<Principal>>,
+        origin: &RequestOrigin,
     ) -> usize {
-        match self.start_parsed_as(frame, reply, principal).await {
+        match self.start_parsed_as(frame, reply, origin).await {
             // Sent from here: a task would only add a hop on the way to the writer.
             Started::Answer(answer) => {
                 let _ = reply.send(answer).await;
@@ -216,18 +240,18 @@ impl Connection {
         self: &Arc<Self>,
         frame: Frame,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Arc<Principal>>,
+        origin: &RequestOrigin,
     ) -> Started {
         match frame {
             Frame::Single(Err(invalid)) => {
                 Started::Answer(wire::error_response(invalid.id.as_ref(), &invalid.error))
             }
-            Frame::Single(Ok(message)) => match self.dispatch(message, reply, principal) {
+            Frame::Single(Ok(message)) => match self.dispatch(message, reply, origin) {
                 Dispatched::Ready(answer) => Started::Answer(answer),
                 Dispatched::Task(task) => Started::Handler(task),
                 Dispatched::Nothing => Started::Sent(0),
             },
-            Frame::Batch(items) => Started::Sent(self.handle_batch(items, reply, principal).await),
+            Frame::Batch(items) => Started::Sent(self.handle_batch(items, reply, origin).await),
         }
     }
 
@@ -235,7 +259,7 @@ impl Connection {
         self: &Arc<Self>,
         items: Vec<Result<Message, Invalid>>,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Arc<Principal>>,
+        origin: &RequestOrigin,
     ) -> usize {
         let batching = self.version().is_some_and(|v| v.features().batching);
         if !batching {
@@ -253,7 +277,7 @@ impl Connection {
                     invalid.id.as_ref(),
                     &invalid.error,
                 ))),
-                Ok(message) => match self.dispatch(message, reply, principal) {
+                Ok(message) => match self.dispatch(message, reply, origin) {
                     Dispatched::Ready(answer) => {
                         tasks.push(ready(answer));
                     }
@@ -288,7 +312,7 @@ impl Connection {
         self: &Arc<Self>,
         message: Message,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Arc<Principal>>,
+        origin: &RequestOrigin,
     ) -> Dispatched {
         match message {
             Message::Notification { method, params } => {
@@ -320,7 +344,7 @@ impl Connection {
                     meta.as_ref(),
                     token.clone(),
                     reply,
-                    principal,
+                    origin.principal.as_ref(),
                 ) {
                     Admission::Answer(outcome) => {
                         // Answered at once: it was never in progress, so it takes no
@@ -331,12 +355,9 @@ impl Connection {
                         };
                         return Dispatched::Ready(answer);
                     }
-                    Admission::Handler(v, m, ctx) => Work::Handler(
-                        v,
-                        m,
-                        ctx.with_request_id(id.clone())
-                            .with_principal(principal.cloned()),
-                    ),
+                    Admission::Handler(v, m, ctx) => {
+                        Work::Handler(v, m, ctx.with_request_id(id.clone()).with_origin(origin))
+                    }
                     Admission::Work(method, work) => Work::Given(method, work),
                 };
                 {
