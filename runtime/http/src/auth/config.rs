@@ -186,15 +186,31 @@ impl ResourceServer {
             )));
         }
         if !self.verified.enabled() {
-            return self.verifier.verify(token).await.map(Arc::new);
+            return Ok(Arc::new(
+                self.with_denied_tools(self.verifier.verify(token).await?),
+            ));
         }
         let key = VerifiedTokens::key(token);
         if let Some(principal) = self.verified.get(&key) {
             return Ok(principal);
         }
-        let principal = Arc::new(self.verifier.verify(token).await?);
+        let principal = Arc::new(self.with_denied_tools(self.verifier.verify(token).await?));
         self.verified.insert(key, &principal);
         Ok(principal)
+    }
+
+    /// `principal` with the tools whose scopes it lacks ([`Principal::denied_tools`]):
+    /// worked out once per token, so that a list for this caller only looks names up.
+    fn with_denied_tools(&self, mut principal: Principal) -> Principal {
+        let mut denied: Vec<String> = self
+            .tool_scopes
+            .iter()
+            .filter(|(_, scopes)| !self.missing_scopes(&principal, scopes).is_empty())
+            .map(|(tool, _)| tool.clone())
+            .collect();
+        denied.sort();
+        principal.denied_tools = denied;
+        principal
     }
 }
 
@@ -223,7 +239,9 @@ impl ResourceServerBuilder {
         self
     }
 
-    /// Scopes a `tools/call` of `tool` needs besides the required ones.
+    /// Scopes a `tools/call` of `tool` needs besides the required ones. A caller whose
+    /// token lacks them is refused the call (403 `insufficient_scope`, naming them), and
+    /// is not shown the tool in `tools/list`.
     pub fn tool_scopes<S: Into<String>>(
         mut self,
         tool: impl Into<String>,
