@@ -452,14 +452,17 @@ impl<'a> UriParts<'a> {
 }
 
 /// Whether an audience value names the resource: equal after scheme and host are lowered
-/// and a trailing slash is dropped (clients SHOULD send the canonical form, servers SHOULD
-/// accept upper-case scheme and host).
-#[cfg_attr(not(feature = "auth"), allow(dead_code))]
+/// and one trailing slash is dropped (clients SHOULD send the canonical form, servers
+/// SHOULD accept upper-case scheme and host). Only one: `/mcp//` is another path than
+/// `/mcp`, which a server routing by path may serve as another resource.
 pub(crate) fn names_resource(audience: &str, resource: &str) -> bool {
     let canonical = |uri: &str| {
         UriParts::parse(uri).map_or_else(
             |_| uri.to_owned(),
-            |p| p.canonical().trim_end_matches('/').to_owned(),
+            |p| {
+                let c = p.canonical();
+                c.strip_suffix('/').map_or_else(|| c.clone(), str::to_owned)
+            },
         )
     };
     audience == resource || canonical(audience) == canonical(resource)
@@ -538,6 +541,16 @@ mod tests {
         assert!(names_resource("https://mcp.example.com/mcp", r));
         assert!(names_resource("HTTPS://MCP.EXAMPLE.COM/mcp", r));
         assert!(names_resource("https://mcp.example.com/mcp/", r));
+        assert!(!names_resource("https://mcp.example.com/mcp//", r));
+        assert!(!names_resource("https://mcp.example.com/mcp///", r));
+        assert!(names_resource(
+            "https://mcp.example.com/",
+            "https://mcp.example.com"
+        ));
+        assert!(!names_resource(
+            "https://mcp.example.com//",
+            "https://mcp.example.com"
+        ));
         assert!(!names_resource("https://mcp.example.com/MCP", r));
         assert!(!names_resource("https://mcp.example.com", r));
         assert!(!names_resource("https://evil.example.com/mcp", r));

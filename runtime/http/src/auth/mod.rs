@@ -19,9 +19,12 @@
 //!   [`IntrospectionVerifier`] (RFC 7662).
 
 mod config;
+mod jws;
 mod verifier;
 pub(crate) use config::WELL_KNOWN_RESOURCE;
 pub use config::{ConfigError, ResourceServer, ResourceServerBuilder, MIRRORED_MEMBERS};
+#[doc(hidden)]
+pub use jws::fuzz_token;
 pub use verifier::{BoxFuture, TokenVerifier, VerifyError};
 
 #[cfg(feature = "auth")]
