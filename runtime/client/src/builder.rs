@@ -39,6 +39,7 @@ pub struct ClientBuilder {
     inherit_stderr: bool,
     env: Vec<(String, String)>,
     cwd: Option<PathBuf>,
+    max_message_bytes: usize,
 }
 
 impl ClientBuilder {
@@ -60,7 +61,20 @@ impl ClientBuilder {
             inherit_stderr: true,
             env: Vec::new(),
             cwd: None,
+            max_message_bytes: 64 * 1024 * 1024,
         }
+    }
+
+    /// The largest message read from the server, in bytes (default 64 MiB): a stdio line,
+    /// an HTTP answer's body, one SSE event. A server we do not control (what
+    /// `mcp-bridge` fronts) could otherwise make the client buffer without bound. Over
+    /// the limit, an HTTP answer or an event on a request's stream fails that request
+    /// with an error naming the limit; an HTTP+SSE stream ends the connection so; a
+    /// stdio line is skipped (and logged).
+    #[must_use]
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
     }
 
     /// The revisions the client accepts (default: all). A set without 2026-07-28 skips
@@ -242,6 +256,7 @@ impl ClientBuilder {
             env: self.env.clone(),
             cwd: self.cwd.clone(),
             inherit_stderr: self.inherit_stderr,
+            max_line: self.max_message_bytes,
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let link = StdioLink::spawn(&spawn, tx)?;
@@ -280,7 +295,7 @@ impl ClientBuilder {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (tx, rx) = mpsc::unbounded_channel();
-        let link = StdioLink::streams(from_server, to_server, tx);
+        let link = StdioLink::streams(from_server, to_server, tx, self.max_message_bytes);
         self.finish(Box::new(link), rx, self.versions).await
     }
 
@@ -339,6 +354,7 @@ impl ClientBuilder {
             None => None,
         };
         Ok(super::link::http::HttpSettings {
+            max_message_bytes: self.max_message_bytes,
             headers: self.http_headers.clone(),
             get_stream: self.get_stream,
             auth,
