@@ -45,6 +45,7 @@ pub struct ClientBuilder {
     process_group: bool,
     env: Vec<(String, String)>,
     cwd: Option<PathBuf>,
+    max_message_bytes: usize,
 }
 
 impl ClientBuilder {
@@ -68,7 +69,20 @@ impl ClientBuilder {
             process_group: false,
             env: Vec::new(),
             cwd: None,
+            max_message_bytes: 64 * 1024 * 1024,
         }
+    }
+
+    /// The largest message read from the server, in bytes (default 64 MiB): a stdio line,
+    /// an HTTP answer's body, one SSE event. A server we do not control (what
+    /// `mcp-bridge` fronts) could otherwise make the client buffer without bound. Over
+    /// the limit, an HTTP answer or an event on a request's stream fails that request
+    /// with an error naming the limit; an HTTP+SSE stream ends the connection so; a
+    /// stdio line is skipped (and logged).
+    #[must_use]
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
     }
 
     /// The revisions the client accepts (default: all). A set without 2026-07-28 skips
@@ -278,6 +292,7 @@ impl ClientBuilder {
             cwd: self.cwd.clone(),
             inherit_stderr: self.inherit_stderr,
             process_group: self.process_group,
+            max_line: self.max_message_bytes,
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let link = StdioLink::spawn(&spawn, tx)?;
@@ -320,7 +335,7 @@ impl ClientBuilder {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (tx, rx) = mpsc::unbounded_channel();
-        let link = StdioLink::streams(from_server, to_server, tx);
+        let link = StdioLink::streams(from_server, to_server, tx, self.max_message_bytes);
         self.finish(Box::new(link), rx, self.versions).await
     }
 
@@ -379,6 +394,7 @@ impl ClientBuilder {
             None => None,
         };
         Ok(super::link::http::HttpSettings {
+            max_message_bytes: self.max_message_bytes,
             headers: self.http_headers.clone(),
             get_stream: self.get_stream,
             stream_idle_timeout: self.stream_idle_timeout,

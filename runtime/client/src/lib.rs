@@ -75,6 +75,11 @@ mod headers;
 mod link;
 mod listen;
 mod negotiate;
+/// The SSE parser of the HTTP links, for the fuzz targets (not API).
+#[doc(hidden)]
+pub mod sse {
+    pub use crate::link::sse::{Event, Parser, TooLarge};
+}
 mod notification;
 mod shape;
 

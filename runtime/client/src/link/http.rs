@@ -36,8 +36,10 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const MAX_GET_REOPENS: usize = 3;
 
 /// Settings of an HTTP link.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct HttpSettings {
+    /// The largest JSON body or SSE event read from the server, in bytes.
+    pub(crate) max_message_bytes: usize,
     /// Headers sent with every request (authorization, for instance).
     pub(crate) headers: Vec<(String, String)>,
     /// Whether a legacy session opens its GET stream.
@@ -220,7 +222,7 @@ impl Shared {
         let status = response.status();
         let content_type = content_type(&response);
         if content_type.starts_with("text/event-stream") && status.is_success() {
-            let mut parser = sse::Parser::default();
+            let mut parser = sse::Parser::new(self.settings.max_message_bytes);
             let end = self.read_events(response, &mut parser, Some(&id)).await;
             if end == StreamEnd::Answered {
                 return;
@@ -228,7 +230,7 @@ impl Shared {
             self.resume(&id, parser, end).await;
             return;
         }
-        let body = match read_body(response).await {
+        let body = match read_body(response, self.settings.max_message_bytes).await {
             Ok(b) => b,
             Err(e) => return self.fail(&id, e),
         };
@@ -310,7 +312,8 @@ impl Shared {
 
     /// Reads an SSE response, delivering each message, until the answer to `id` came (the
     /// answer ends a request's stream), the stream ended, or it was silent for longer than
-    /// the idle bound.
+    /// the idle bound. An event over the size limit ends the stream, and fails the request
+    /// `id` (it counts as answered: no resumption would bring anything but the same event).
     async fn read_events(
         &self,
         mut response: reqwest::Response,
@@ -321,7 +324,18 @@ impl Shared {
             match chunk_within(&mut response, self.settings.stream_idle_timeout).await {
                 Ok(Ok(Some(chunk))) => {
                     let mut answered = false;
-                    for event in parser.feed(&chunk) {
+                    let events = match parser.feed(&chunk) {
+                        Ok(events) => events,
+                        Err(too_large) => {
+                            tracing::warn!("{too_large}; the stream is dropped");
+                            if let Some(id) = id {
+                                self.fail(id, ClientError::transport(too_large.to_string()));
+                                return StreamEnd::Answered;
+                            }
+                            return StreamEnd::Ended;
+                        }
+                    };
+                    for event in events {
                         if (event.event.is_empty() || event.event == "message")
                             && !event.data.trim().is_empty()
                         {
@@ -403,7 +417,7 @@ impl Shared {
     /// The session's GET stream: what the server sends outside any request. `opened`
     /// hears when the first attempt is answered.
     async fn listen(self: Arc<Self>, opened: tokio::sync::oneshot::Sender<()>) {
-        let mut parser = sse::Parser::default();
+        let mut parser = sse::Parser::new(self.settings.max_message_bytes);
         let mut reopens = 0;
         let mut opened = Some(opened);
         loop {
@@ -447,10 +461,25 @@ fn content_type(response: &reqwest::Response) -> String {
         .to_ascii_lowercase()
 }
 
-async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, ClientError> {
+/// A JSON answer's body, refused (unread beyond the limit) when larger than `limit`.
+async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, ClientError> {
+    let too_large = || {
+        ClientError::transport(format!(
+            "the server's answer is larger than {limit} bytes (the client's max_message_bytes)"
+        ))
+    };
+    if response
+        .content_length()
+        .is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX))
+    {
+        return Err(too_large());
+    }
     let mut body = Vec::new();
     loop {
         match response.chunk().await {
+            Ok(Some(chunk)) if body.len().saturating_add(chunk.len()) > limit => {
+                return Err(too_large())
+            }
             Ok(Some(chunk)) => body.extend_from_slice(&chunk),
             Ok(None) => return Ok(body),
             Err(e) => return Err(ClientError::transport(format!("reading an answer: {e}"))),

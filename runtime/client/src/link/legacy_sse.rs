@@ -69,7 +69,7 @@ impl LegacySseLink {
                 response.status()
             )));
         }
-        let mut parser = sse::Parser::default();
+        let mut parser = sse::Parser::new(settings.max_message_bytes);
         let mut early = Vec::new();
         let endpoint = 'found: loop {
             let chunk = response
@@ -79,7 +79,10 @@ impl LegacySseLink {
                 .ok_or_else(|| {
                     ClientError::transport(format!("{url}: the stream ended before its endpoint"))
                 })?;
-            for event in parser.feed(&chunk) {
+            let events = parser
+                .feed(&chunk)
+                .map_err(|e| ClientError::transport(format!("{url}: {e}")))?;
+            for event in events {
                 if event.event == "endpoint" {
                     let endpoint = url.join(event.data.trim()).map_err(|e| {
                         ClientError::transport(format!("bad endpoint `{}`: {e}", event.data))
@@ -123,7 +126,13 @@ async fn read_stream(
     let why = loop {
         match chunk_within(&mut response, idle_bound).await {
             Ok(Ok(Some(chunk))) => {
-                for event in parser.feed(&chunk) {
+                // An event over the limit ends the session: what follows it in the stream
+                // cannot be told apart from it.
+                let events = match parser.feed(&chunk) {
+                    Ok(events) => events,
+                    Err(too_large) => break too_large.to_string(),
+                };
+                for event in events {
                     if (event.event.is_empty() || event.event == "message")
                         && !event.data.trim().is_empty()
                     {

@@ -14,9 +14,6 @@ use super::{Incoming, IncomingTx, Link, LinkFuture, LinkKind, Outbound};
 use crate::error::ClientError;
 use mcp_runtime::wire::{self, Frame, RequestId};
 
-/// The longest line read from the server; a longer one is skipped (and logged).
-const MAX_LINE: usize = 64 * 1024 * 1024;
-
 /// How long a closed server may take to exit before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -31,6 +28,8 @@ pub(crate) struct Spawn {
     pub(crate) inherit_stderr: bool,
     /// Whether the server runs in a process group of its own, which is ended whole.
     pub(crate) process_group: bool,
+    /// The longest line read from the server; a longer one is skipped (and logged).
+    pub(crate) max_line: usize,
 }
 
 pub(crate) struct StdioLink {
@@ -72,7 +71,7 @@ impl StdioLink {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(ClientError::transport("the child's stdio is not piped"));
         };
-        let mut link = StdioLink::streams(stdout, stdin, incoming);
+        let mut link = StdioLink::streams(stdout, stdin, incoming, spawn.max_line);
         if spawn.process_group {
             link.group = child.id().and_then(group::ProcessGroup::of_leader);
         }
@@ -82,15 +81,21 @@ impl StdioLink {
         Ok(link)
     }
 
-    /// Links to a server reading `output` (what the server writes) and writing `input`.
-    pub(crate) fn streams<R, W>(output: R, input: W, incoming: IncomingTx) -> StdioLink
+    /// Links to a server reading `output` (what the server writes) and writing `input`;
+    /// lines longer than `max_line` bytes are skipped.
+    pub(crate) fn streams<R, W>(
+        output: R,
+        input: W,
+        incoming: IncomingTx,
+        max_line: usize,
+    ) -> StdioLink
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
         let writer = tokio::spawn(write_lines(input, rx));
-        tokio::spawn(read_lines(output, incoming));
+        tokio::spawn(read_lines(output, incoming, max_line));
         StdioLink {
             out: Mutex::new(Some(tx)),
             child: tokio::sync::Mutex::new(None),
@@ -183,31 +188,58 @@ async fn write_lines<W: AsyncWrite + Unpin>(mut input: W, mut rx: mpsc::Unbounde
     let _ = input.shutdown().await;
 }
 
-async fn read_lines<R: AsyncRead + Unpin>(output: R, incoming: IncomingTx) {
+async fn read_lines<R: AsyncRead + Unpin>(output: R, incoming: IncomingTx, max_line: usize) {
     let mut reader = BufReader::new(output);
     let mut line = Vec::new();
     let why = loop {
         line.clear();
         match (&mut reader)
-            .take(MAX_LINE as u64 + 1)
+            .take(
+                u64::try_from(max_line)
+                    .unwrap_or(u64::MAX)
+                    .saturating_add(1),
+            )
             .read_until(b'\n', &mut line)
             .await
         {
             Ok(0) => break "the server closed its output".to_owned(),
-            Ok(_) if line.len() > MAX_LINE && !line.ends_with(b"\n") => {
-                tracing::warn!("skipping a line of more than {MAX_LINE} bytes from the server");
-                // Consume the rest of the line.
-                let mut rest = Vec::new();
-                if reader.read_until(b'\n', &mut rest).await.unwrap_or(0) == 0 {
-                    break "the server closed its output".to_owned();
+            Ok(_) if line.len() > max_line && !line.ends_with(b"\n") => {
+                tracing::warn!(
+                    "skipping a line of more than {max_line} bytes from the server (the client's max_message_bytes)"
+                );
+                line = Vec::new();
+                match skip_line(&mut reader).await {
+                    Ok(true) => continue,
+                    Ok(false) => break "the server closed its output".to_owned(),
+                    Err(e) => break format!("reading from the server: {e}"),
                 }
-                continue;
             }
             Ok(_) => deliver(&line, &incoming, None),
             Err(e) => break format!("reading from the server: {e}"),
         }
     };
     let _ = incoming.send(Incoming::Closed(why));
+}
+
+/// Consumes the rest of a line without keeping it (a line over the limit must not be
+/// buffered whole on its way out either); `false` if the output ended first.
+async fn skip_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> std::io::Result<bool> {
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(false);
+        }
+        match buf.iter().position(|b| *b == b'\n') {
+            Some(end) => {
+                reader.consume(end + 1);
+                return Ok(true);
+            }
+            None => {
+                let all = buf.len();
+                reader.consume(all);
+            }
+        }
+    }
 }
 
 /// Parses a frame and delivers its messages; what does not parse is logged and dropped

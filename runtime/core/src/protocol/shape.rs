@@ -237,31 +237,52 @@ fn stamp<'a>(
     }
 }
 
-/// How long a client may cache a list or read result (2026-07-28).
+/// How long, and by whom, a 2026-07-28 list or read result may be cached: its `ttlMs`
+/// and `cacheScope` (see [`ServerBuilder::list_cache_hint`](crate::ServerBuilder::list_cache_hint)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CacheHint {
-    /// Milliseconds.
+    /// Milliseconds the result stays fresh (`0`: stale at once, fetch again when needed).
     pub ttl_ms: u64,
-    /// `public` (no user-specific data) or `private`.
+    /// `public` (no caller-specific data: shared caches may serve it to anyone) or
+    /// `private` (only within the same authorization context).
     pub public: bool,
 }
 
 impl CacheHint {
-    /// Defaults for lists: five minutes, public.
+    /// The default of lists: `ttlMs: 0`, `public` (a list is fetched again whenever it is
+    /// needed, so none is served stale after a change).
     pub const LIST: CacheHint = CacheHint {
-        ttl_ms: 300_000,
+        ttl_ms: 0,
         public: true,
     };
-    /// Defaults for reads: five minutes, private.
+    /// The default of reads: `ttlMs: 0`, `private` (a live resource is never cached).
     pub const READ: CacheHint = CacheHint {
-        ttl_ms: 300_000,
+        ttl_ms: 0,
         public: false,
     };
-    /// Do not cache.
+    /// Do not cache: `ttlMs: 0`, `private`.
     pub const NONE: CacheHint = CacheHint {
         ttl_ms: 0,
         public: false,
     };
+
+    /// Fresh for `ttl`, for anyone (`cacheScope: public`).
+    pub fn public(ttl: std::time::Duration) -> CacheHint {
+        CacheHint {
+            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            public: true,
+        }
+    }
+
+    /// Fresh for `ttl`, within the caller's authorization context only
+    /// (`cacheScope: private`).
+    pub fn private(ttl: std::time::Duration) -> CacheHint {
+        CacheHint {
+            public: false,
+            ..CacheHint::public(ttl)
+        }
+    }
 }
 
 fn object(value: Value) -> Map<String, Value> {
@@ -388,13 +409,14 @@ fn list_result<'a>(
     key: &str,
     items: Vec<Value>,
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> (Value, MetaLeft<'a>) {
     let mut result = Map::new();
     result.insert(key.into(), Value::Array(items));
     if let Some(c) = next_cursor {
         result.insert("nextCursor".into(), json!(c));
     }
-    let left = stamp(v, &mut result, server, Some(CacheHint::LIST));
+    let left = stamp(v, &mut result, server, Some(hint));
     (Value::Object(result), left)
 }
 
@@ -404,6 +426,7 @@ pub fn list_tools(
     server: &Implementation,
     tools: &[&Tool],
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let f = v.features();
     let tools: Vec<Value> = tools
@@ -424,7 +447,7 @@ pub fn list_tools(
             tool
         })
         .collect();
-    let result = list_result(v, server, "tools", tools, next_cursor);
+    let result = list_result(v, server, "tools", tools, next_cursor, hint);
     let (result, left) = result;
     by_revision!(v, |m| project_stamped::<m::ListToolsResult>(
         "the tool list",
@@ -440,9 +463,10 @@ pub fn list_resources(
     server: &Implementation,
     resources: &[&Resource],
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let items = resources.iter().map(neutral).collect();
-    let result = list_result(v, server, "resources", items, next_cursor);
+    let result = list_result(v, server, "resources", items, next_cursor, hint);
     let (result, left) = result;
     by_revision!(v, |m| project_stamped::<m::ListResourcesResult>(
         "the resource list",
@@ -458,9 +482,10 @@ pub fn list_resource_templates(
     server: &Implementation,
     templates: &[&ResourceTemplate],
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let items = templates.iter().map(neutral).collect();
-    let result = list_result(v, server, "resourceTemplates", items, next_cursor);
+    let result = list_result(v, server, "resourceTemplates", items, next_cursor, hint);
     let (result, left) = result;
     by_revision!(v, |m| project_stamped::<m::ListResourceTemplatesResult>(
         "the resource template list",
@@ -475,6 +500,7 @@ pub fn read_resource(
     v: ProtocolVersion,
     server: &Implementation,
     contents: Vec<ResourceContents>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let large: usize = contents
         .iter()
@@ -488,7 +514,7 @@ pub fn read_resource(
     let mut result = Map::with_capacity(4);
     let contents: Vec<Value> = contents.into_iter().map(contents_value).collect();
     result.insert("contents".into(), Value::Array(contents));
-    let left = stamp(v, &mut result, server, Some(CacheHint::READ));
+    let left = stamp(v, &mut result, server, Some(hint));
     by_revision!(v, |m| project_stamped::<m::ReadResourceResult>(
         "the resource contents",
         Value::Object(result),
@@ -527,9 +553,10 @@ pub fn list_prompts(
     server: &Implementation,
     prompts: &[&Prompt],
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let items = prompts.iter().map(neutral).collect();
-    let result = list_result(v, server, "prompts", items, next_cursor);
+    let result = list_result(v, server, "prompts", items, next_cursor, hint);
     let (result, left) = result;
     by_revision!(v, |m| project_stamped::<m::ListPromptsResult>(
         "the prompt list",

@@ -167,6 +167,18 @@ impl Context {
         ctx
     }
 
+    /// The session this request belongs to, as an opaque key: the same for every request
+    /// of one legacy session (a stdio connection, an HTTP session, replicas sharing it),
+    /// different from any other session's; `None` for a 2026-07-28 request, which has no
+    /// session. For what a session may see or do
+    /// ([`ServerBuilder::visible_if`](crate::ServerBuilder::visible_if)), not for display.
+    pub fn session(&self) -> Option<&str> {
+        self.task_scope
+            .session
+            .as_ref()
+            .map(|_| self.task_scope.owner.as_str())
+    }
+
     #[cfg(feature = "tasks")]
     /// The id of the task this call runs as, once it is one.
     pub fn task_id(&self) -> Option<String> {

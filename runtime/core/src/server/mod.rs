@@ -23,10 +23,12 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
 
 use registry::{write_lock, Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+pub use registry::{ListKind, Listing};
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
 use crate::model::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use crate::protocol::shape::CacheHint;
 use crate::protocol::version::{ProtocolVersion, VersionSet};
 use crate::server::context::Context;
 use crate::wire::{Encoded, ErrorCode, RpcError};
@@ -98,6 +100,46 @@ impl Default for Limits {
     }
 }
 
+/// The author's 2026-07-28 cache hints (see [`ServerBuilder::list_cache_hint`]).
+pub(crate) struct CacheHints {
+    pub(crate) tools: CacheHint,
+    pub(crate) prompts: CacheHint,
+    pub(crate) resources: CacheHint,
+    pub(crate) templates: CacheHint,
+    /// `resources/read`, unless the resource (or its template) has its own.
+    pub(crate) read: CacheHint,
+    pub(crate) per_resource: HashMap<String, CacheHint>,
+}
+
+impl Default for CacheHints {
+    fn default() -> CacheHints {
+        CacheHints {
+            tools: CacheHint::LIST,
+            prompts: CacheHint::LIST,
+            resources: CacheHint::LIST,
+            templates: CacheHint::LIST,
+            read: CacheHint::READ,
+            per_resource: HashMap::new(),
+        }
+    }
+}
+
+impl CacheHints {
+    /// A list's hint for one answer: `private` when the list may differ per caller.
+    pub(crate) fn list(&self, kind: ListKind, per_caller: bool) -> CacheHint {
+        let hint = match kind {
+            ListKind::Tools => self.tools,
+            ListKind::Prompts => self.prompts,
+            ListKind::Resources => self.resources,
+            ListKind::ResourceTemplates => self.templates,
+        };
+        CacheHint {
+            public: hint.public && !per_caller,
+            ..hint
+        }
+    }
+}
+
 pub(crate) struct Inner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
@@ -122,6 +164,9 @@ pub(crate) struct Inner {
     handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
     /// The keys of the 2026-07-28 `requestState` ([`ServerBuilder::state_keys`]).
     pub(crate) state_keys: Arc<crate::protocol::asks::StateKeys>,
+    /// The author's predicate on what each caller sees ([`ServerBuilder::visible_if`]).
+    pub(crate) visible: Option<Arc<registry::VisibleFn>>,
+    pub(crate) cache_hints: CacheHints,
     /// Whether tasks are offered (a tool may run as one, or the builder configured them).
     #[cfg(feature = "tasks")]
     offers_tasks: bool,
@@ -241,6 +286,7 @@ impl Server {
             tool,
             handler: handler::box_tool(handler),
             by_ref: None,
+            enabled: true,
         };
         {
             let mut tools = write_lock(&self.inner.tools);
@@ -371,6 +417,128 @@ impl Server {
             self.notify(ServerEvent::PromptsChanged);
         }
         removed
+    }
+
+    /// Disables a tool at run time: it is no longer listed, and a call is answered as for
+    /// an unknown tool, until [`Server::enable_tool`]. Tells clients the list changed (in
+    /// the revisions that have the notification) if it was enabled; `false` if there is
+    /// no such tool or it was disabled already.
+    pub fn disable_tool(&self, name: &str) -> bool {
+        self.set_tool_enabled(name, false)
+    }
+
+    /// Enables a tool [`Server::disable_tool`] disabled; tells clients the list changed.
+    /// `false` if there is no such tool or it was enabled already.
+    pub fn enable_tool(&self, name: &str) -> bool {
+        self.set_tool_enabled(name, true)
+    }
+
+    fn set_tool_enabled(&self, name: &str, enabled: bool) -> bool {
+        let changed = {
+            let mut tools = write_lock(&self.inner.tools);
+            let found = tools
+                .iter()
+                .any(|t| t.tool.name == name && t.enabled != enabled);
+            if found {
+                for t in tools.items_mut().iter_mut().filter(|t| t.tool.name == name) {
+                    t.enabled = enabled;
+                }
+            }
+            found
+        };
+        if changed {
+            self.notify(ServerEvent::ToolsChanged);
+        }
+        changed
+    }
+
+    /// Disables a prompt at run time (not listed, `prompts/get` answered as for an
+    /// unknown prompt); tells clients the list changed. `false` if there is no such
+    /// prompt or it was disabled already.
+    pub fn disable_prompt(&self, name: &str) -> bool {
+        self.set_prompt_enabled(name, false)
+    }
+
+    /// Enables a prompt [`Server::disable_prompt`] disabled; tells clients the list
+    /// changed. `false` if there is no such prompt or it was enabled already.
+    pub fn enable_prompt(&self, name: &str) -> bool {
+        self.set_prompt_enabled(name, true)
+    }
+
+    fn set_prompt_enabled(&self, name: &str, enabled: bool) -> bool {
+        let changed = {
+            let mut prompts = write_lock(&self.inner.prompts);
+            let found = prompts
+                .iter()
+                .any(|p| p.prompt.name == name && p.enabled != enabled);
+            if found {
+                for p in prompts
+                    .items_mut()
+                    .iter_mut()
+                    .filter(|p| p.prompt.name == name)
+                {
+                    p.enabled = enabled;
+                }
+            }
+            found
+        };
+        if changed {
+            self.notify(ServerEvent::PromptsChanged);
+        }
+        changed
+    }
+
+    /// Disables a resource (by URI) or a resource template (by its `uriTemplate`) at run
+    /// time: not listed, read as an unknown resource, not subscribable; tells clients the
+    /// resource list changed. `false` if there is no such resource or template, or it was
+    /// disabled already.
+    pub fn disable_resource(&self, uri_or_template: &str) -> bool {
+        self.set_resource_enabled(uri_or_template, false)
+    }
+
+    /// Enables a resource or template [`Server::disable_resource`] disabled; tells clients
+    /// the resource list changed. `false` if there is none or it was enabled already.
+    pub fn enable_resource(&self, uri_or_template: &str) -> bool {
+        self.set_resource_enabled(uri_or_template, true)
+    }
+
+    fn set_resource_enabled(&self, key: &str, enabled: bool) -> bool {
+        let resource = {
+            let mut resources = write_lock(&self.inner.resources);
+            let found = resources
+                .iter()
+                .any(|r| r.resource.uri == key && r.enabled != enabled);
+            if found {
+                for r in resources
+                    .items_mut()
+                    .iter_mut()
+                    .filter(|r| r.resource.uri == key)
+                {
+                    r.enabled = enabled;
+                }
+            }
+            found
+        };
+        let template = {
+            let mut templates = write_lock(&self.inner.templates);
+            let found = templates
+                .iter()
+                .any(|t| t.template.uri_template == key && t.enabled != enabled);
+            if found {
+                for t in templates
+                    .items_mut()
+                    .iter_mut()
+                    .filter(|t| t.template.uri_template == key)
+                {
+                    t.enabled = enabled;
+                }
+            }
+            found
+        };
+        if resource || template {
+            self.notify(ServerEvent::ResourcesChanged);
+        }
+        resource || template
     }
 
     /// Announces a change to every connected client that can hear it.

@@ -130,7 +130,13 @@ impl Connection {
                 Ok(m) => m,
                 Err(e) => return Admission::Answer(Err(e)),
             };
-            if let Some(answer) = server.answer_now(v, method, params, Some(request_meta)) {
+            if let Some(answer) = server.answer_now(
+                v,
+                method,
+                params,
+                Some(request_meta),
+                principal.map(|p| &**p),
+            ) {
                 return Admission::Answer(answer);
             }
             let log = match meta.log_level.as_deref().and_then(LogLevel::parse) {
@@ -198,7 +204,7 @@ impl Connection {
             Ok(m) => m,
             Err(e) => return Admission::Answer(Err(e)),
         };
-        if let Some(answer) = server.answer_now(v, method, params, None) {
+        if let Some(answer) = server.answer_now(v, method, params, None, principal.map(|p| &**p)) {
             return Admission::Answer(answer);
         }
         match method {
