@@ -139,7 +139,10 @@ impl KeptCalls {
                 }
                 (token, waiting.upcalls, waiting.asked)
             }
-            None => (new_token()?, self.start(client, serial, request), 0),
+            None => {
+                let meta = crate::passed_meta(ctx);
+                (new_token()?, self.start(client, serial, request, meta), 0)
+            }
         };
         loop {
             match upcalls.recv().await {
@@ -208,16 +211,20 @@ impl KeptCalls {
         client: &Client,
         serial: Option<&Arc<RwLock<()>>>,
         request: KeptRequest,
+        meta: Option<serde_json::Map<String, Value>>,
     ) -> mpsc::UnboundedReceiver<Upcall> {
         let (tx, rx) = mpsc::unbounded_channel();
         let progress = tx.clone();
-        let options = RequestOptions::new()
+        let mut options = RequestOptions::new()
             .handlers(asking(tx.clone()))
             .on_progress(move |p| {
                 let _ = progress.send(Upcall::Progress(p));
             })
             // The call may wait on the client's rounds; [`KEPT_FOR`] bounds each.
             .timeout(Duration::ZERO);
+        if let Some(meta) = meta {
+            options = options.meta(meta);
+        }
         let (client, serial) = (client.clone(), serial.cloned());
         tokio::spawn(async move {
             let _turn = match serial {

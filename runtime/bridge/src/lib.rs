@@ -58,7 +58,7 @@ use std::time::Duration;
 use kept::{Answer, KeptCalls, KeptRequest};
 use lists::{add_template, follow, Interest, Listed};
 
-use mcp_runtime::model::{Elicitation, Implementation, Root};
+use mcp_runtime::model::{is_reserved_meta_key, Elicitation, Implementation, Root};
 use mcp_runtime::transport::stdio;
 use mcp_runtime::{Context, Era, RpcError, Server, ToolError};
 use mcp_runtime_client::auth::{wait_for_redirect, ClientCredentials};
@@ -275,10 +275,38 @@ where
     if asking {
         options = options.handlers(relay(ctx));
     }
+    if let Some(meta) = passed_meta(ctx) {
+        options = options.meta(meta);
+    }
     let answer = request(options).await;
     // The options (and the progress sender in them) are gone with the request.
     let _ = relayed.await;
     answer
+}
+
+/// The downstream request's `_meta` that goes upstream with it: everything but what each
+/// side's runtime writes for itself (`progressToken`, which the bridge sets to relay
+/// progress, and the protocol's reserved keys: revision, capabilities, identity, log
+/// level). The W3C trace context and an application's own keys pass through untouched.
+pub(crate) fn passed_meta(ctx: &Context) -> Option<serde_json::Map<String, Value>> {
+    let passed: serde_json::Map<String, Value> = ctx
+        .meta()
+        .iter()
+        .filter(|(key, _)| key.as_str() != "progressToken" && !is_reserved_meta_key(key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    (!passed.is_empty()).then_some(passed)
+}
+
+/// A result's `_meta` as the bridge serves it: the upstream's, without the keys the
+/// protocol reserves (the upstream's `io.modelcontextprotocol/serverInfo` names the
+/// upstream, and the bridge's runtime writes its own where the revision has one).
+pub(crate) fn served_result_meta(
+    meta: Option<serde_json::Map<String, Value>>,
+) -> Option<serde_json::Map<String, Value>> {
+    let mut meta = meta?;
+    meta.retain(|key, _| !is_reserved_meta_key(key));
+    (!meta.is_empty()).then_some(meta)
 }
 
 /// A turn on a serial upstream link (see [`Link::serial`]).
@@ -322,7 +350,10 @@ fn tool_handler(
                     .run(&link.client, link.serial.as_ref(), request, &ctx)
                     .await
                 {
-                    Ok(Answer::Tool(result)) => Ok(result),
+                    Ok(Answer::Tool(mut result)) => {
+                        result.meta = served_result_meta(result.meta.take());
+                        Ok(result)
+                    }
                     Ok(_) => Err(ToolError::protocol(mismatched())),
                     Err(e) => Err(ToolError::protocol(e)),
                 };
@@ -332,6 +363,10 @@ fn tool_handler(
                 client.call_tool_with(&name, Value::Object(args), options)
             })
             .await
+            .map(|mut result| {
+                result.meta = served_result_meta(result.meta.take());
+                result
+            })
             .map_err(|e| ToolError::protocol(rpc(e)))
         })
     }
@@ -413,7 +448,10 @@ fn prompt_handler(
                     .run(c, link.serial.as_ref(), request, &ctx)
                     .await?
                 {
-                    Answer::Prompt(prompt) => Ok(prompt),
+                    Answer::Prompt(mut prompt) => {
+                        prompt.meta = served_result_meta(prompt.meta.take());
+                        Ok(prompt)
+                    }
                     _ => Err(mismatched()),
                 };
             }
@@ -421,6 +459,10 @@ fn prompt_handler(
                 c.get_prompt_with(&name, args, options)
             })
             .await
+            .map(|mut prompt| {
+                prompt.meta = served_result_meta(prompt.meta.take());
+                prompt
+            })
             .map_err(rpc)
         })
     }

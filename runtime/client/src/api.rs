@@ -26,6 +26,8 @@ pub struct Page<T> {
     pub items: Vec<T>,
     /// The cursor to ask for the next page with, if there is one.
     pub next_cursor: Option<String>,
+    /// The list result's own `_meta` (each item has its own too).
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// What a completion is for.
@@ -60,6 +62,7 @@ fn decode_items<T>(
             .get("nextCursor")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        meta: result.get("_meta").and_then(Value::as_object).cloned(),
     })
 }
 
@@ -400,8 +403,12 @@ impl Client {
         let result = self
             .call(McpMethod::Complete, params, &RequestOptions::new())
             .await?;
-        Completion::from_json(result.get("completion").unwrap_or(&Value::Null))
-            .map_err(ClientError::invalid)
+        let completion = Completion::from_json(result.get("completion").unwrap_or(&Value::Null))
+            .map_err(ClientError::invalid)?;
+        Ok(match result.get("_meta") {
+            Some(Value::Object(meta)) => completion.with_meta(meta.clone()),
+            _ => completion,
+        })
     }
 
     /// Sets the lowest level of log messages the server sends: `logging/setLevel` in a

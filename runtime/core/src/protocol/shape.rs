@@ -169,6 +169,7 @@ pub fn content(v: ProtocolVersion, blocks: impl IntoIterator<Item = Content>) ->
             Content::Text {
                 text,
                 annotations: None,
+                meta: None,
             } => {
                 let mut block = Map::with_capacity(2);
                 block.insert("type".into(), Value::String("text".into()));
@@ -296,7 +297,7 @@ fn plain_text_result(
     server: &Implementation,
     r: &ToolResult,
 ) -> Option<Encoded> {
-    if r.structured.is_some() {
+    if r.structured.is_some() || r.meta.is_some() {
         return None;
     }
     let mut large = 0;
@@ -305,6 +306,7 @@ fn plain_text_result(
             Content::Text {
                 text,
                 annotations: None,
+                meta: None,
             } => large += text.len(),
             _ => return None,
         }
@@ -356,8 +358,12 @@ fn projected_tool_result(
         })
         .sum();
     let mut blocks = content(v, r.content);
-    // Room for content, structuredContent, isError and resultType: no growth on insert.
-    let mut result = Map::with_capacity(4);
+    // Room for content, structuredContent, isError, _meta and resultType: no growth on
+    // insert.
+    let mut result = Map::with_capacity(5);
+    if let Some(meta) = r.meta {
+        result.insert("_meta".into(), Value::Object(meta));
+    }
     if let Some(structured) = r.structured {
         // 2025-06-18 and 2025-11-25 allow only an object here; 2026-07-28 any JSON value.
         let expressible = f.structured_output && (structured.is_object() || f.structured_any_json);
@@ -500,17 +506,19 @@ pub fn read_resource(
 /// Contents as neutral JSON, moving the text rather than copying it (contents can be
 /// large: this is the one copy of a big resource the shaping would otherwise add).
 fn contents_value(contents: ResourceContents) -> Value {
-    let (uri, mime_type, key, body) = match contents {
+    let (uri, mime_type, key, body, meta) = match contents {
         ResourceContents::Text {
             uri,
             mime_type,
             text,
-        } => (uri, mime_type, "text", text),
+            meta,
+        } => (uri, mime_type, "text", text, meta),
         ResourceContents::Blob {
             uri,
             mime_type,
             blob,
-        } => (uri, mime_type, "blob", blob),
+            meta,
+        } => (uri, mime_type, "blob", blob, meta),
     };
     let mut map = Map::new();
     map.insert("uri".into(), Value::String(uri));
@@ -518,6 +526,9 @@ fn contents_value(contents: ResourceContents) -> Value {
         map.insert("mimeType".into(), Value::String(m));
     }
     map.insert(key.into(), Value::String(body));
+    if let Some(meta) = meta {
+        map.insert("_meta".into(), Value::Object(meta));
+    }
     Value::Object(map)
 }
 
@@ -561,6 +572,9 @@ pub fn get_prompt(
     if let Some(d) = &prompt.description {
         result.insert("description".into(), json!(d));
     }
+    if let Some(meta) = &prompt.meta {
+        result.insert("_meta".into(), Value::Object(meta.clone()));
+    }
     let left = stamp(v, &mut result, server, None);
     by_revision!(v, |m| project_stamped::<m::GetPromptResult>(
         "the prompt",
@@ -582,7 +596,11 @@ pub fn complete(
         c.values.truncate(100);
         c.has_more = Some(true);
     }
+    let meta = c.meta.take();
     let mut result = object(json!({"completion": c}));
+    if let Some(meta) = meta {
+        result.insert("_meta".into(), Value::Object(meta));
+    }
     let left = stamp(v, &mut result, server, None);
     by_revision!(v, |m| project_stamped::<m::CompleteResult>(
         "the completion",
@@ -642,10 +660,7 @@ mod tests {
     #[test]
     fn plain_text_results_are_the_projected_bytes() {
         let server = Implementation::new("srv \"q\"", "1.0.0");
-        let text = |t: &str| Content::Text {
-            text: t.into(),
-            annotations: None,
-        };
+        let text = |t: &str| Content::text(t);
         let results = [
             ToolResult::text("It will be sunny."),
             ToolResult::text("quote \" backslash \\ newline \n tab \t nul \u{0} é ☀"),
@@ -653,16 +668,19 @@ mod tests {
                 content: vec![text("one"), text(""), text("three")],
                 structured: None,
                 is_error: false,
+                meta: None,
             },
             ToolResult {
                 content: vec![],
                 structured: None,
                 is_error: false,
+                meta: None,
             },
             ToolResult {
                 content: vec![text("failed")],
                 structured: None,
                 is_error: true,
+                meta: None,
             },
         ];
         for v in ProtocolVersion::ALL {
@@ -675,14 +693,8 @@ mod tests {
                     "{v}"
                 );
             }
-            let annotated = ToolResult {
-                content: vec![Content::Text {
-                    text: "x".into(),
-                    annotations: Some(Annotations::default()),
-                }],
-                structured: None,
-                is_error: false,
-            };
+            let annotated =
+                ToolResult::content(vec![Content::text("x").annotations(Annotations::default())]);
             assert!(plain_text_result(v, &server, &annotated).is_none());
             let structured = ToolResult::text("x").structured(json!({"a": 1}));
             assert!(plain_text_result(v, &server, &structured).is_none());

@@ -162,7 +162,8 @@ impl Connection {
                 owner: MODERN_OWNER.to_owned(),
                 session: None,
                 ends_with: self.tasks_end_with_it.then(|| self.closed.clone()),
-            });
+            })
+            .with_request_meta(Some(request_meta.clone()));
             // A listen never ends on its own: draining ends it (with its result), or
             // draining would wait the whole grace period for it.
             let ctx = if method == McpMethod::SubscriptionsListen {
@@ -229,7 +230,12 @@ impl Connection {
                     owner: lock(&self.task_owner).clone(),
                     session: Some(self.out.clone()),
                     ends_with: Some(self.closed.clone()),
-                });
+                })
+                // A legacy request's `_meta` stays in its params; the handler gets a copy
+                // (only requests that sent one pay for it).
+                .with_request_meta(
+                    wire::member(params, "_meta").map(|meta| RequestMeta::new(meta.clone(), 0)),
+                );
                 Admission::Handler(v, method, ctx)
             }
         }
