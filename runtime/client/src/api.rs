@@ -478,6 +478,25 @@ impl Client {
             .await
     }
 
+    /// Calls `method`, a method outside the specification that the server serves for an
+    /// extension (see [`ServerInfo::extension`](crate::ServerInfo::extension)): `params`
+    /// encoded as the request's params (a JSON object), the result decoded as `R` (keys
+    /// `R` does not name, such as 2026-07-28's `resultType`, are ignored unless `R` says
+    /// otherwise). A server that does not serve it, or no longer declares its extension,
+    /// answers `-32601`.
+    pub async fn call_custom<P, R>(&self, method: &str, params: &P) -> Result<R, ClientError>
+    where
+        P: serde::Serialize + ?Sized,
+        R: serde::de::DeserializeOwned,
+    {
+        let params = serde_json::to_value(params).map_err(|e| {
+            ClientError::invalid(format!("{method}: the params do not encode: {e}"))
+        })?;
+        let result = self.request(method, params, RequestOptions::new()).await?;
+        serde_json::from_value(result)
+            .map_err(|e| ClientError::invalid(format!("{method}: the result does not decode: {e}")))
+    }
+
     /// Sends any request (its params an object or `null`), and returns the raw result:
     /// known methods are still shaped for the revision in force, 2026-07-28 requests
     /// still carry their `_meta` and `input_required` rounds are still answered.

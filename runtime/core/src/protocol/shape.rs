@@ -627,6 +627,26 @@ pub fn empty(v: ProtocolVersion, server: &Implementation) -> Encoded {
     Encoded::from_json(json)
 }
 
+/// The result of a custom method (an extension's, outside the specification): the
+/// handler's JSON object as it is — no revision defines its type — with what every
+/// 2026-07-28 result carries (`resultType`, the server's identity in `_meta`).
+pub fn custom_result(
+    v: ProtocolVersion,
+    server: &Implementation,
+    result: Value,
+) -> Result<Encoded, RpcError> {
+    let mut result = match result {
+        Value::Object(result) => result,
+        other => {
+            return Err(RpcError::internal(format!(
+                "a result must be a JSON object, not {other}"
+            )))
+        }
+    };
+    let left = stamp(v, &mut result, server, None);
+    encode_typed("a custom method's result", &Value::Object(result), left, 0)
+}
+
 /// An `InputRequiredResult` (modern revisions): what the handler asked, and the signed
 /// state the client echoes on its retry.
 pub fn input_required(
