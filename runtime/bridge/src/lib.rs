@@ -68,7 +68,7 @@ use lists::{add_template, follow, Interest, Listed};
 
 use mcp_cli::target::{self, Server as Upstream, TargetArgs};
 use mcp_runtime::cancel::CancellationToken;
-use mcp_runtime::model::{Elicitation, Implementation, Root};
+use mcp_runtime::model::{is_reserved_meta_key, Elicitation, Implementation, Root};
 use mcp_runtime::transport::stdio;
 use mcp_runtime::{Context, Era, Limits, RpcError, Server, ToolError};
 use mcp_runtime_client::{Client, ClientError, ClientHandlers, CompletionRef, RequestOptions};
@@ -220,7 +220,12 @@ impl Link {
 /// The options a forwarded request of `ctx`'s client starts from: a 2026-07-28 upstream
 /// sees the capabilities that client declared.
 fn upstream_options(ctx: &Context) -> RequestOptions {
-    RequestOptions::new().client_capabilities(ctx.client_capabilities().clone())
+    let options = RequestOptions::new().client_capabilities(ctx.client_capabilities().clone());
+    // The downstream request's `_meta` goes on upstream (the protocol's own keys aside).
+    match passed_meta(ctx) {
+        Some(meta) => options.meta(meta),
+        None => options,
+    }
 }
 
 /// Whether the downstream client of `ctx` can be asked anything the upstream server may
@@ -270,6 +275,31 @@ where
     answer
 }
 
+/// The downstream request's `_meta` that goes upstream with it: everything but what each
+/// side's runtime writes for itself (`progressToken`, which the bridge sets to relay
+/// progress, and the protocol's reserved keys: revision, capabilities, identity, log
+/// level). The W3C trace context and an application's own keys pass through untouched.
+pub(crate) fn passed_meta(ctx: &Context) -> Option<serde_json::Map<String, Value>> {
+    let passed: serde_json::Map<String, Value> = ctx
+        .meta()
+        .iter()
+        .filter(|(key, _)| key.as_str() != "progressToken" && !is_reserved_meta_key(key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    (!passed.is_empty()).then_some(passed)
+}
+
+/// A result's `_meta` as the bridge serves it: the upstream's, without the keys the
+/// protocol reserves (the upstream's `io.modelcontextprotocol/serverInfo` names the
+/// upstream, and the bridge's runtime writes its own where the revision has one).
+pub(crate) fn served_result_meta(
+    meta: Option<serde_json::Map<String, Value>>,
+) -> Option<serde_json::Map<String, Value>> {
+    let mut meta = meta?;
+    meta.retain(|key, _| !is_reserved_meta_key(key));
+    (!meta.is_empty()).then_some(meta)
+}
+
 /// A turn on a serial upstream link (see [`Link::serial`]).
 enum Turn<'a> {
     Alone(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'a, ()>),
@@ -310,7 +340,10 @@ fn tool_handler(
                     .kept
                     .run(&link.client, link.serial.as_ref(), request, &ctx);
                 return match link.unless_shut_down(kept).await {
-                    Ok(Answer::Tool(result)) => Ok(result),
+                    Ok(Answer::Tool(mut result)) => {
+                        result.meta = served_result_meta(result.meta.take());
+                        Ok(result)
+                    }
                     Ok(_) => Err(ToolError::protocol(mismatched())),
                     Err(e) => Err(ToolError::protocol(e)),
                 };
@@ -321,6 +354,10 @@ fn tool_handler(
                     client.call_tool_with(&name, Value::Object(args), options)
                 })
                 .await
+                .map(|mut result| {
+                    result.meta = served_result_meta(result.meta.take());
+                    result
+                })
                 .map_err(rpc)
             };
             link.unless_shut_down(forwarded)
@@ -405,7 +442,10 @@ fn prompt_handler(
                 let request = KeptRequest::GetPrompt { name, args };
                 let kept = link.kept.run(c, link.serial.as_ref(), request, &ctx);
                 return match link.unless_shut_down(kept).await? {
-                    Answer::Prompt(prompt) => Ok(prompt),
+                    Answer::Prompt(mut prompt) => {
+                        prompt.meta = served_result_meta(prompt.meta.take());
+                        Ok(prompt)
+                    }
                     _ => Err(mismatched()),
                 };
             }
@@ -414,6 +454,10 @@ fn prompt_handler(
                     c.get_prompt_with(&name, args, options)
                 })
                 .await
+                .map(|mut prompt| {
+                    prompt.meta = served_result_meta(prompt.meta.take());
+                    prompt
+                })
                 .map_err(rpc)
             };
             link.unless_shut_down(forwarded).await

@@ -167,6 +167,7 @@ fn resource_contents(contents: &ResourceContents) -> String {
             uri,
             mime_type,
             blob,
+            ..
         } => format!(
             "[{uri}: {}, {} bytes of base64]",
             mime_type.as_deref().unwrap_or("binary"),

@@ -135,6 +135,16 @@ pub struct ServerInfo {
 }
 
 impl ServerInfo {
+    /// The settings of extension `id` (e.g. `io.modelcontextprotocol/ui`) if the server
+    /// declared it: `capabilities.extensions[id]`, or `capabilities.experimental[id]`,
+    /// where servers of revisions without `extensions` (before 2026-07-28) declare one.
+    pub fn extension(&self, id: &str) -> Option<&Value> {
+        ["extensions", "experimental"]
+            .iter()
+            .filter_map(|place| self.capabilities.get(place))
+            .find_map(|declared| declared.get(id))
+    }
+
     /// Whether the server declared a capability (`"tools"`, `"logging"`, …).
     pub fn supports(&self, capability: &str) -> bool {
         self.capabilities

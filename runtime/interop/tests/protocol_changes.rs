@@ -772,15 +772,12 @@ fn projection_drops_fields_the_revision_does_not_define() {
     let new = shape::server_capabilities(V::V2025_03_26, &caps).expect("caps");
     assert!(has(&new, "completions"), "{new}");
     // Annotations.lastModified (2025-06-18) on content.
-    let annotated = ToolResult::content(vec![Content::Text {
-        text: "x".into(),
-        annotations: Some(
-            Annotations::default()
-                .audience([Role::User])
-                .priority(1.0)
-                .last_modified("2025-01-01T00:00:00Z"),
-        ),
-    }]);
+    let annotated = ToolResult::content(vec![Content::text("x").annotations(
+        Annotations::default()
+            .audience([Role::User])
+            .priority(1.0)
+            .last_modified("2025-01-01T00:00:00Z"),
+    )]);
     let r = shape::tool_result(V::V2025_03_26, &info, annotated.clone())
         .expect("result")
         .to_value();

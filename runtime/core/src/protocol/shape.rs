@@ -169,6 +169,7 @@ pub fn content(v: ProtocolVersion, blocks: impl IntoIterator<Item = Content>) ->
             Content::Text {
                 text,
                 annotations: None,
+                meta: None,
             } => {
                 let mut block = Map::with_capacity(2);
                 block.insert("type".into(), Value::String("text".into()));
@@ -317,7 +318,7 @@ fn plain_text_result(
     server: &Implementation,
     r: &ToolResult,
 ) -> Option<Encoded> {
-    if r.structured.is_some() {
+    if r.structured.is_some() || r.meta.is_some() {
         return None;
     }
     let mut large = 0;
@@ -326,6 +327,7 @@ fn plain_text_result(
             Content::Text {
                 text,
                 annotations: None,
+                meta: None,
             } => large += text.len(),
             _ => return None,
         }
@@ -377,8 +379,12 @@ fn projected_tool_result(
         })
         .sum();
     let mut blocks = content(v, r.content);
-    // Room for content, structuredContent, isError and resultType: no growth on insert.
-    let mut result = Map::with_capacity(4);
+    // Room for content, structuredContent, isError, _meta and resultType: no growth on
+    // insert.
+    let mut result = Map::with_capacity(5);
+    if let Some(meta) = r.meta {
+        result.insert("_meta".into(), Value::Object(meta));
+    }
     if let Some(structured) = r.structured {
         // 2025-06-18 and 2025-11-25 allow only an object here; 2026-07-28 any JSON value.
         let expressible = f.structured_output && (structured.is_object() || f.structured_any_json);
@@ -526,17 +532,19 @@ pub fn read_resource(
 /// Contents as neutral JSON, moving the text rather than copying it (contents can be
 /// large: this is the one copy of a big resource the shaping would otherwise add).
 fn contents_value(contents: ResourceContents) -> Value {
-    let (uri, mime_type, key, body) = match contents {
+    let (uri, mime_type, key, body, meta) = match contents {
         ResourceContents::Text {
             uri,
             mime_type,
             text,
-        } => (uri, mime_type, "text", text),
+            meta,
+        } => (uri, mime_type, "text", text, meta),
         ResourceContents::Blob {
             uri,
             mime_type,
             blob,
-        } => (uri, mime_type, "blob", blob),
+            meta,
+        } => (uri, mime_type, "blob", blob, meta),
     };
     let mut map = Map::new();
     map.insert("uri".into(), Value::String(uri));
@@ -544,6 +552,9 @@ fn contents_value(contents: ResourceContents) -> Value {
         map.insert("mimeType".into(), Value::String(m));
     }
     map.insert(key.into(), Value::String(body));
+    if let Some(meta) = meta {
+        map.insert("_meta".into(), Value::Object(meta));
+    }
     Value::Object(map)
 }
 
@@ -588,6 +599,9 @@ pub fn get_prompt(
     if let Some(d) = &prompt.description {
         result.insert("description".into(), json!(d));
     }
+    if let Some(meta) = &prompt.meta {
+        result.insert("_meta".into(), Value::Object(meta.clone()));
+    }
     let left = stamp(v, &mut result, server, None);
     by_revision!(v, |m| project_stamped::<m::GetPromptResult>(
         "the prompt",
@@ -609,7 +623,11 @@ pub fn complete(
         c.values.truncate(100);
         c.has_more = Some(true);
     }
+    let meta = c.meta.take();
     let mut result = object(json!({"completion": c}));
+    if let Some(meta) = meta {
+        result.insert("_meta".into(), Value::Object(meta));
+    }
     let left = stamp(v, &mut result, server, None);
     by_revision!(v, |m| project_stamped::<m::CompleteResult>(
         "the completion",
@@ -634,6 +652,26 @@ pub fn empty(v: ProtocolVersion, server: &Implementation) -> Encoded {
         append_server_info(&mut json, server);
     }
     Encoded::from_json(json)
+}
+
+/// The result of a custom method (an extension's, outside the specification): the
+/// handler's JSON object as it is — no revision defines its type — with what every
+/// 2026-07-28 result carries (`resultType`, the server's identity in `_meta`).
+pub fn custom_result(
+    v: ProtocolVersion,
+    server: &Implementation,
+    result: Value,
+) -> Result<Encoded, RpcError> {
+    let mut result = match result {
+        Value::Object(result) => result,
+        other => {
+            return Err(RpcError::internal(format!(
+                "a result must be a JSON object, not {other}"
+            )))
+        }
+    };
+    let left = stamp(v, &mut result, server, None);
+    encode_typed("a custom method's result", &Value::Object(result), left, 0)
 }
 
 /// An `InputRequiredResult` (modern revisions): what the handler asked, and the signed
@@ -669,10 +707,7 @@ mod tests {
     #[test]
     fn plain_text_results_are_the_projected_bytes() {
         let server = Implementation::new("srv \"q\"", "1.0.0");
-        let text = |t: &str| Content::Text {
-            text: t.into(),
-            annotations: None,
-        };
+        let text = |t: &str| Content::text(t);
         let results = [
             ToolResult::text("It will be sunny."),
             ToolResult::text("quote \" backslash \\ newline \n tab \t nul \u{0} é ☀"),
@@ -680,16 +715,19 @@ mod tests {
                 content: vec![text("one"), text(""), text("three")],
                 structured: None,
                 is_error: false,
+                meta: None,
             },
             ToolResult {
                 content: vec![],
                 structured: None,
                 is_error: false,
+                meta: None,
             },
             ToolResult {
                 content: vec![text("failed")],
                 structured: None,
                 is_error: true,
+                meta: None,
             },
         ];
         for v in ProtocolVersion::ALL {
@@ -702,14 +740,8 @@ mod tests {
                     "{v}"
                 );
             }
-            let annotated = ToolResult {
-                content: vec![Content::Text {
-                    text: "x".into(),
-                    annotations: Some(Annotations::default()),
-                }],
-                structured: None,
-                is_error: false,
-            };
+            let annotated =
+                ToolResult::content(vec![Content::text("x").annotations(Annotations::default())]);
             assert!(plain_text_result(v, &server, &annotated).is_none());
             let structured = ToolResult::text("x").structured(json!({"a": 1}));
             assert!(plain_text_result(v, &server, &structured).is_none());

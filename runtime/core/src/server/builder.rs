@@ -50,6 +50,8 @@ pub struct ServerBuilder {
     task_options: Option<super::tasks::TaskOptions>,
     #[cfg(feature = "tasks")]
     task_store: Option<Arc<dyn super::tasks::TaskStore>>,
+    extensions: BTreeMap<String, Value>,
+    custom_methods: HashMap<&'static str, super::extensions::CustomMethod>,
 }
 
 impl Server {
@@ -74,6 +76,8 @@ impl Server {
             task_options: None,
             #[cfg(feature = "tasks")]
             task_store: None,
+            extensions: BTreeMap::new(),
+            custom_methods: HashMap::new(),
         }
     }
 }
@@ -91,6 +95,65 @@ fn schema_of<T: schemars::JsonSchema>() -> Value {
 }
 
 impl ServerBuilder {
+    /// Declares extension `id` (e.g. `io.modelcontextprotocol/ui`) with its settings (an
+    /// object; `{}` for none): announced as `capabilities.extensions[id]` in revisions
+    /// that have `extensions` (2026-07-28) and as `capabilities.experimental[id]` in the
+    /// older ones, whose capabilities have no other open place. Its custom methods are
+    /// admitted while it is declared (see also [`Server::declare_extension`]).
+    pub fn extension(mut self, id: impl Into<String>, settings: Value) -> Self {
+        self.extensions.insert(id.into(), settings);
+        self
+    }
+
+    /// Serves `method`, a method outside the specification, for extension `extension`:
+    /// admitted in every revision while the extension is declared, `-32601` otherwise.
+    /// The params (without `_meta`, which [`Context::meta`] gives) decode into `P`
+    /// (`-32602` naming the problem when they do not; absent params are `{}`); the
+    /// result `R` must encode as a JSON object, to which 2026-07-28 adds what every
+    /// result carries there (`resultType`, the server's identity in `_meta`).
+    ///
+    /// Panics if `method` is a method of the specification (of any revision): those are
+    /// the runtime's (a programming error in the server, found at start-up).
+    ///
+    /// ```no_run
+    /// use mcp_runtime::model::Implementation;
+    /// use mcp_runtime::{RpcError, Server};
+    /// use serde_json::{json, Value};
+    ///
+    /// let server = Server::builder(Implementation::new("notes", "1.0.0"))
+    ///     .extension("com.example/notes", json!({"maxLength": 280}))
+    ///     .custom_method("com.example/notes", "notes/count", |params: Value, _ctx| async move {
+    ///         let words = params["text"].as_str().unwrap_or_default().split_whitespace().count();
+    ///         Ok::<_, RpcError>(json!({"words": words}))
+    ///     })
+    ///     .build();
+    /// ```
+    pub fn custom_method<P, R, F, Fut>(
+        mut self,
+        extension: impl Into<String>,
+        method: &'static str,
+        handler: F,
+    ) -> Self
+    where
+        P: serde::de::DeserializeOwned + Send + 'static,
+        R: serde::Serialize + Send + 'static,
+        F: Fn(P, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, RpcError>> + Send + 'static,
+    {
+        #[allow(clippy::panic)] // documented: the author's bug, found at start-up
+        if crate::protocol::method::McpMethod::from_name(method).is_some() {
+            panic!("`{method}` is a method of the specification, not a custom method");
+        }
+        self.custom_methods.insert(
+            method,
+            super::extensions::CustomMethod {
+                extension: extension.into(),
+                handler: super::extensions::box_custom(method, handler),
+            },
+        );
+        self
+    }
+
     /// Instructions for the model, sent on `initialize` and `server/discover`.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
@@ -472,6 +535,10 @@ impl ServerBuilder {
                 interest: Mutex::new(HashMap::new()),
                 events,
                 handshakes: Mutex::new(HashMap::new()),
+                extensions: super::extensions::Extensions::new(
+                    self.extensions,
+                    self.custom_methods,
+                ),
                 state_keys: self
                     .state_keys
                     .unwrap_or_else(crate::protocol::asks::StateKeys::process_default),

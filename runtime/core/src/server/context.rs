@@ -23,7 +23,7 @@ use crate::server::events::ServerEvent;
 #[cfg(feature = "tasks")]
 use crate::server::tasks::{TaskLink, TaskStatus};
 use crate::wire::Outgoing;
-use crate::wire::{self, RequestId, RpcError};
+use crate::wire::{self, RequestId, RequestMeta, RpcError};
 use tokio::sync::mpsc;
 
 /// The context of one request: the revision it is served at, what the client declared,
@@ -57,6 +57,8 @@ use tokio::sync::mpsc;
 pub struct Context {
     peer: Peer,
     progress_token: Option<Value>,
+    /// The request's `_meta` as sent (shared with every request that sent the same text).
+    request_meta: Option<RequestMeta>,
     log: LogFilter,
     asker: Asker,
     request_id: Option<RequestId>,
@@ -101,6 +103,7 @@ impl Context {
         Context {
             peer,
             progress_token,
+            request_meta: None,
             log,
             asker,
             request_id: None,
@@ -236,6 +239,13 @@ impl Context {
         self
     }
 
+    /// The caller, as the HTTP transport authenticated it (for work admitted before the
+    /// rest of the origin is attached: a custom method's handler).
+    pub(crate) fn with_principal(mut self, principal: Option<Arc<Principal>>) -> Context {
+        self.principal = principal;
+        self
+    }
+
     /// What the transport that carried this request attached to it, when it is a `T`.
     ///
     /// Over HTTP (`mcp-runtime-http`) it is the HTTP request's head, `http::request::Parts`:
@@ -285,6 +295,40 @@ impl Context {
     /// The JSON-RPC id of the request being served.
     pub fn request_id(&self) -> Option<&RequestId> {
         self.request_id.as_ref()
+    }
+
+    /// Gives the handler the request's `_meta` (see [`Context::meta`]).
+    pub(crate) fn with_request_meta(mut self, meta: Option<RequestMeta>) -> Context {
+        self.request_meta = meta;
+        self
+    }
+
+    /// The request's `_meta`, exactly as the client sent it (empty when it sent none, or
+    /// sent something other than an object).
+    ///
+    /// Nothing is removed: the keys the runtime acts on stay visible but are still
+    /// handled by it — `progressToken` (use [`Context::progress`]) and, in 2026-07-28, the
+    /// `io.modelcontextprotocol/…` keys that carry the revision, the client's
+    /// capabilities ([`Context::client_capabilities`]), its identity and its log level.
+    /// Everything else reaches the handler untouched, such as the W3C trace context
+    /// 2026-07-28 reserves (`traceparent`, `tracestate`, `baggage`) or an extension's
+    /// own keys.
+    ///
+    /// ```no_run
+    /// # use mcp_runtime::Context;
+    /// # fn trace(ctx: &Context) {
+    /// if let Some(parent) = ctx.meta().get("traceparent").and_then(|v| v.as_str()) {
+    ///     // continue the caller's trace
+    /// #   let _ = parent;
+    /// }
+    /// # }
+    /// ```
+    pub fn meta(&self) -> &crate::model::Meta {
+        static EMPTY: std::sync::OnceLock<crate::model::Meta> = std::sync::OnceLock::new();
+        match self.request_meta.as_ref().map(RequestMeta::value) {
+            Some(Value::Object(meta)) => meta,
+            _ => EMPTY.get_or_init(crate::model::Meta::new),
+        }
     }
 
     /// Asks the user to fill in a `T` (`elicitation/create`, form mode; 2025-06-18+).

@@ -8,6 +8,7 @@ pub(crate) mod context;
 #[cfg(feature = "typed-tools")]
 pub(crate) mod elicit_schema;
 mod events;
+pub(crate) mod extensions;
 mod handler;
 mod handler_output;
 mod listen;
@@ -162,6 +163,8 @@ pub(crate) struct Inner {
     /// the builder fixed (identity, capabilities, instructions, revisions), so it is shaped
     /// once.
     handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
+    /// Declared extensions and the custom methods served for them.
+    pub(crate) extensions: extensions::Extensions,
     /// The keys of the 2026-07-28 `requestState` ([`ServerBuilder::state_keys`]).
     pub(crate) state_keys: Arc<crate::protocol::asks::StateKeys>,
     /// The author's predicate on what each caller sees ([`ServerBuilder::visible_if`]).
@@ -268,6 +271,39 @@ impl Server {
         let encoded = shape()?;
         cache().insert(v, encoded.clone());
         Ok(encoded)
+    }
+
+    /// Declares extension `id` with its settings (an object; `{}` for none), or replaces
+    /// its settings: announced in the capabilities from the next `initialize` or
+    /// `server/discover` on (a legacy session keeps what it was told), and its custom
+    /// methods ([`ServerBuilder::custom_method`]) are admitted from now on.
+    pub fn declare_extension(&self, id: impl Into<String>, settings: Value) {
+        self.inner.extensions.declare(id.into(), settings);
+        self.forget_handshakes();
+    }
+
+    /// Withdraws extension `id`: no longer announced, and its custom methods answer
+    /// `-32601` from now on. Whether it was declared.
+    pub fn withdraw_extension(&self, id: &str) -> bool {
+        let withdrawn = self.inner.extensions.withdraw(id);
+        self.forget_handshakes();
+        withdrawn
+    }
+
+    /// The extensions the server declares now, with their settings (the tasks extension,
+    /// which the runtime declares itself when a tool opted in, is not among them).
+    pub fn extensions(&self) -> std::collections::BTreeMap<String, Value> {
+        self.inner.extensions.declared()
+    }
+
+    /// Drops the cached `initialize` / `server/discover` results (the capabilities
+    /// changed).
+    fn forget_handshakes(&self) {
+        self.inner
+            .handshakes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
     }
 
     /// Subscribes to the server's change announcements.
@@ -577,6 +613,16 @@ impl Server {
                 json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
             );
             caps.insert("extensions".into(), json!({ tasks::TASKS_EXTENSION: {} }));
+        }
+        if !i.extensions.is_empty() {
+            // The author's: `shape::server_capabilities` moves them to `experimental` for
+            // a revision without `extensions`.
+            let declared = caps
+                .entry("extensions")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(declared) = declared {
+                declared.extend(i.extensions.declared());
+            }
         }
         Value::Object(caps)
     }

@@ -126,6 +126,28 @@ impl Connection {
                     }),
                 );
             }
+            if let Some((name, handler)) = server.inner.extensions.admitted(method) {
+                let log = match meta.log_level.as_deref().and_then(LogLevel::parse) {
+                    Some(level) => LogFilter::AtLeast(level),
+                    None => LogFilter::Off,
+                };
+                let peer = Peer {
+                    version: v,
+                    client_capabilities: meta.client_capabilities,
+                    out: reply.clone(),
+                    cancel,
+                };
+                let ctx = Context::new(
+                    peer,
+                    Self::progress_token(meta_value),
+                    log,
+                    Asker::None,
+                    server.inner.events.clone(),
+                )
+                .with_request_meta(Some(request_meta.clone()))
+                .with_principal(principal.cloned());
+                return custom_work(server, v, name, handler, params, ctx);
+            }
             let method = match method::admit(v, method) {
                 Ok(m) => m,
                 Err(e) => return Admission::Answer(Err(e)),
@@ -168,7 +190,8 @@ impl Connection {
                 owner: MODERN_OWNER.to_owned(),
                 session: None,
                 ends_with: self.tasks_end_with_it.then(|| self.closed.clone()),
-            });
+            })
+            .with_request_meta(Some(request_meta.clone()));
             // A listen never ends on its own: draining ends it (with its result), or
             // draining would wait the whole grace period for it.
             let ctx = if method == McpMethod::SubscriptionsListen {
@@ -200,6 +223,33 @@ impl Connection {
             }
             (Lifecycle::Initialized(v) | Lifecycle::Operating(v), _) => v,
         };
+        if let Some((name, handler)) = server.inner.extensions.admitted(method) {
+            let peer = Peer {
+                version: v,
+                client_capabilities: lock(&self.state).client_capabilities.clone(),
+                out: reply.clone(),
+                cancel,
+            };
+            let ctx = Context::new(
+                peer,
+                Self::progress_token(wire::member(params, "_meta")),
+                LogFilter::Session(self.log_level.clone()),
+                Asker::None,
+                server.inner.events.clone(),
+            )
+            .with_request_meta(
+                wire::member(params, "_meta").map(|meta| RequestMeta::new(meta.clone(), 0)),
+            )
+            .with_principal(principal.cloned());
+            // The handler reads the params without their `_meta` (it has `ctx.meta()`).
+            let params = params.cloned().map(|mut p| {
+                if let Value::Object(p) = &mut p {
+                    p.remove("_meta");
+                }
+                p
+            });
+            return custom_work(server, v, name, handler, params.as_ref(), ctx);
+        }
         let method = match method::admit(v, method) {
             Ok(m) => m,
             Err(e) => return Admission::Answer(Err(e)),
@@ -235,7 +285,12 @@ impl Connection {
                     owner: lock(&self.task_owner).clone(),
                     session: Some(self.out.clone()),
                     ends_with: Some(self.closed.clone()),
-                });
+                })
+                // A legacy request's `_meta` stays in its params; the handler gets a copy
+                // (only requests that sent one pay for it).
+                .with_request_meta(
+                    wire::member(params, "_meta").map(|meta| RequestMeta::new(meta.clone(), 0)),
+                );
                 Admission::Handler(v, method, ctx)
             }
         }
@@ -314,13 +369,35 @@ impl Connection {
     }
 }
 
+/// A custom method's handler run as the request's work (see
+/// [`ServerBuilder::custom_method`](crate::ServerBuilder::custom_method)), its result
+/// shaped for revision `v`.
+fn custom_work(
+    server: &Server,
+    v: ProtocolVersion,
+    name: &'static str,
+    handler: std::sync::Arc<crate::server::extensions::CustomFn>,
+    params: Option<&Value>,
+    ctx: Context,
+) -> Admission {
+    let server = server.clone();
+    let params = params.cloned();
+    Admission::Work(
+        name,
+        Box::pin(async move {
+            let result = handler(params, ctx).await?;
+            shape::custom_result(v, server.info(), result)
+        }),
+    )
+}
+
 /// How a request is answered: at once (lifecycle, negotiation, utilities), or by a
 /// handler run as a task at revision `v`.
 pub(super) enum Admission {
     Answer(Result<Encoded, RpcError>),
     Handler(ProtocolVersion, McpMethod, Context),
-    /// Work prepared here, run like a handler (the tasks extension's methods).
-    #[cfg_attr(not(feature = "tasks"), allow(dead_code))]
+    /// Work prepared here, run like a handler (the tasks extension's methods, custom
+    /// methods).
     Work(
         &'static str,
         crate::combine::BoxFuture<'static, Result<Encoded, RpcError>>,
