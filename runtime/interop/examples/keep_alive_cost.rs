@@ -1,10 +1,10 @@
-//! What SSE keep-alive costs an idle server (BENCHMARKS.md, "Keep-alive"): a server
+//! What SSE keep-alive costs an idle server (BENCHMARKS.md §3.2): a server
 //! process holding N idle legacy sessions, each with its GET stream open, measured from
 //! outside through /proc over a quiet window — resident memory per stream, context
 //! switches (wake-ups) and CPU time — with keep-alive off, at the default 15 s, and at 1 s.
 //!
 //! `cargo run --release -p mcp-interop --example keep_alive_cost -- [STREAMS] [WINDOW_SECS]`
-//! (default 500 streams, 30 s). Linux only (/proc).
+//! (default 500 streams, 60 s). Linux only (/proc).
 
 use std::time::Duration;
 
@@ -24,22 +24,32 @@ async fn serve(keep_alive_ms: u64) -> std::io::Result<()> {
     mcp_runtime_http::serve_listener(server, listener, config).await
 }
 
-/// (resident KiB, voluntary + involuntary context switches, CPU ms) of process `pid`.
+/// A `/proc` status file's field, as a number.
+fn status_field(status: &str, name: &str) -> u64 {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0)
+}
+
+/// (resident KiB, voluntary + involuntary context switches of all its threads, CPU ms)
+/// of process `pid`. A thread's context switch is one sleep and wake-up of it.
 fn sample(pid: u32) -> (u64, u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    let rss = field("VmRSS:");
-    let switches = field("voluntary_ctxt_switches:") + field("nonvoluntary_ctxt_switches:");
+    let rss = status_field(&status, "VmRSS:");
+    let mut switches = 0;
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for task in tasks.flatten() {
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            switches += status_field(&status, "voluntary_ctxt_switches:")
+                + status_field(&status, "nonvoluntary_ctxt_switches:");
+        }
+    }
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the command's closing parenthesis: utime and stime are the 12th and
-    // 13th (in clock ticks, 100 per second on Linux).
+    // 13th (in clock ticks, 100 per second on Linux), for all the process's threads.
     let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let ticks: Vec<u64> = after
         .split_whitespace()
@@ -132,7 +142,7 @@ async fn main() {
         return;
     }
     let streams = args.first().and_then(|v| v.parse().ok()).unwrap_or(500);
-    let window = Duration::from_secs(args.get(1).and_then(|v| v.parse().ok()).unwrap_or(30));
+    let window = Duration::from_secs(args.get(1).and_then(|v| v.parse().ok()).unwrap_or(60));
     println!("| keep-alive | idle GET streams | server RSS per stream (KiB) | server wake-ups/s | server CPU ms/min |");
     println!("|---|---:|---:|---:|---:|");
     for keep_alive_ms in [0, 15_000, 1_000] {

@@ -136,7 +136,10 @@ fn npm_server(package: &str, args: &[&str]) -> Vec<String> {
 /// Runs `check` against `server` through every front, at the default negotiation and at
 /// each of its revisions. `check(args)` runs `mcp` with `args` plus what names the
 /// server; `revision` is what the client must end up speaking (`None`: negotiated).
-fn every_way(server: &ThirdParty, check: &dyn Fn(&dyn Fn(&[&str]) -> String, Option<&str>)) {
+/// Runs `mcp` with the given arguments against one way of reaching a server.
+type RunMcp<'a> = &'a dyn Fn(&[&str]) -> String;
+
+fn every_way(server: &ThirdParty, check: &dyn Fn(RunMcp<'_>, Option<&str>)) {
     let bridge = example_named("bridge").display().to_string();
     for front in [Front::Direct, Front::BridgeStdio, Front::BridgeHttp] {
         let http = matches!(front, Front::BridgeHttp).then(|| {

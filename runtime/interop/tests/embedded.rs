@@ -2,7 +2,7 @@
 //! `--prefix`): the application's own route and MCP on one server, every URL MCP emits
 //! under the mount, official SDK clients of every era at the mount, a real browser's CORS
 //! preflight from another origin (headless Chromium), what the tools see of the HTTP
-//! request, and a graceful shutdown with streams open.
+//! request (and, over stdio, that there is none), and a graceful shutdown with streams open.
 //!
 //! Needs the example built: `cargo build -p mcp-interop --examples`.
 
@@ -355,4 +355,28 @@ async fn shutdown_ends_the_open_streams() {
         .await
         .unwrap();
     assert!(status.success(), "{status}");
+}
+
+/// Over stdio a handler sees no HTTP request, in either era.
+#[tokio::test]
+async fn over_stdio_a_tool_sees_no_http_request() {
+    use mcp_runtime::model::{Implementation, Tool};
+    use mcp_runtime_http::HttpContext;
+    let server = mcp_runtime::Server::builder(Implementation::new("stdio", "1"))
+        .tool(
+            Tool::new("http", "Whether an HTTP request carried the call")
+                .input_schema(json!({"type": "object", "properties": {}})),
+            |_, ctx| async move { format!("{}", ctx.http_request().is_some()) },
+        )
+        .build();
+    let mut legacy = kit::stdio::Stdio::serve(server.clone());
+    legacy.initialize("2025-11-25", json!({})).await;
+    let answer = legacy
+        .request(1, "tools/call", json!({"name": "http", "arguments": {}}))
+        .await;
+    assert_eq!(answer["result"]["content"][0]["text"], "false", "{answer}");
+    let mut modern = kit::stdio::Stdio::serve(server);
+    let params = json!({"name": "http", "arguments": {}, "_meta": kit::modern_meta(json!({}))});
+    let answer = modern.request(2, "tools/call", params).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "false", "{answer}");
 }

@@ -10,17 +10,17 @@ use serde_json::{json, Value};
 
 mod kit;
 
-/// How the client goes away.
+/// How the client goes away: which of its ends of the pipes it closes.
 #[derive(Clone, Copy, Debug)]
 enum Leave {
     /// It closes the server's stdin.
-    CloseStdin,
+    Stdin,
     /// It closes its end of the server's stdout and sends nothing more (the server is
     /// idle: it must notice by itself).
-    CloseStdoutIdle,
+    StdoutIdle,
     /// It closes its end of the server's stdout, then sends a request (the answer cannot
     /// be written).
-    CloseStdoutThenAsk,
+    StdoutThenAsk,
 }
 
 /// The era of the session the client opens before it leaves.
@@ -107,9 +107,9 @@ impl Session {
 
     fn leave(&mut self, how: Leave, era: Era) {
         match how {
-            Leave::CloseStdin => drop(self.stdin.take()),
-            Leave::CloseStdoutIdle => drop(self.stdout.take()),
-            Leave::CloseStdoutThenAsk => {
+            Leave::Stdin => drop(self.stdin.take()),
+            Leave::StdoutIdle => drop(self.stdout.take()),
+            Leave::StdoutThenAsk => {
                 drop(self.stdout.take());
                 let meta = match era {
                     Era::Legacy => json!({}),
@@ -149,9 +149,9 @@ impl Drop for Session {
 fn ends_quietly(program: &std::path::Path, args: &[String], allowed_stderr: &dyn Fn(&str) -> bool) {
     for era in [Era::Legacy, Era::Modern] {
         for how in [
-            Leave::CloseStdin,
-            Leave::CloseStdoutIdle,
-            Leave::CloseStdoutThenAsk,
+            Leave::Stdin,
+            Leave::StdoutIdle,
+            Leave::StdoutThenAsk,
         ] {
             let mut session = Session::start(program, args);
             session.open(era);
