@@ -148,11 +148,7 @@ impl Drop for Session {
 /// which stderr lines are not complaints (a startup notice).
 fn ends_quietly(program: &std::path::Path, args: &[String], allowed_stderr: &dyn Fn(&str) -> bool) {
     for era in [Era::Legacy, Era::Modern] {
-        for how in [
-            Leave::Stdin,
-            Leave::StdoutIdle,
-            Leave::StdoutThenAsk,
-        ] {
+        for how in [Leave::Stdin, Leave::StdoutIdle, Leave::StdoutThenAsk] {
             let mut session = Session::start(program, args);
             session.open(era);
             session.leave(how, era);
