@@ -183,9 +183,16 @@ impl TargetArgs {
         if self.oauth_headless {
             return Some(oauth);
         }
+        // The bridge's wording predates this module and scripts read it: it authorizes
+        // against the server it fronts, its upstream.
+        let whom = if tool == "mcp-bridge" {
+            " upstream"
+        } else {
+            ""
+        };
         Some(oauth.user_agent(move |request| {
             wait_for_redirect(request, move |url| {
-                eprintln!("{tool}: to authorize, open {url}");
+                eprintln!("{tool}: to authorize{whom}, open {url}");
             })
         }))
     }
