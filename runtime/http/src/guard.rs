@@ -124,6 +124,49 @@ pub(super) async fn first_checks(
     Ok(caller)
 }
 
+/// The most of an unread body a refusal reads (and drops) to keep the connection open.
+const DRAINED_AT_MOST: u64 = 64 * 1024;
+
+/// `refusal`, answered to a request whose `body` was not read. hyper closes a connection
+/// whose request body is left unread, without saying so: a client that sent the body
+/// after the head finds its next request on that connection (a retry with a token, after
+/// a 401) refused by a reset. A short body is read and dropped, so the connection stays
+/// usable; a longer or unknown one gets `Connection: close`, so the client opens another.
+pub(super) async fn refuse_unread(body: axum::body::Body, mut refusal: Response) -> Response {
+    use axum::body::HttpBody;
+    if body
+        .size_hint()
+        .exact()
+        .is_some_and(|length| length <= DRAINED_AT_MOST)
+    {
+        let mut body = body;
+        loop {
+            match std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+                Some(Ok(_)) => {}
+                None => return refusal,
+                Some(Err(_)) => break,
+            }
+        }
+    }
+    refusal.headers_mut().insert(
+        header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    refusal
+}
+
+/// `response`, with `Connection: close` when it refuses a body over the limit: hyper
+/// closes such a connection, the body being left unread, and the header says so.
+pub(super) fn closing_when_too_large(mut response: Response) -> Response {
+    if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        response.headers_mut().insert(
+            header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use futures_util::stream;
 use tokio::sync::mpsc;
 
 use super::authorize;
-use super::guard::first_checks;
+use super::guard::{closing_when_too_large, first_checks, refuse_unread};
 use super::mount::mount_prefix;
 use super::replicas;
 use super::responses::{rpc_error, session_not_found, sse_event, sse_response};
@@ -169,25 +169,26 @@ pub(super) async fn post_messages(
     let (parts, body) = request.into_parts();
     let caller = match first_checks(&state, &parts).await {
         Ok(caller) => caller,
-        Err(refused) => return refused,
+        Err(refused) => return refuse_unread(body, refused).await,
     };
     let query = match Query::<HashMap<String, String>>::try_from_uri(&parts.uri) {
         Ok(Query(query)) => query,
-        Err(rejection) => return rejection.into_response(),
+        Err(rejection) => return refuse_unread(body, rejection.into_response()).await,
     };
     let Some(session_id) = query.get("sessionId") else {
-        return rpc_error(
+        let refused = rpc_error(
             StatusCode::BAD_REQUEST,
             None,
             ErrorCode(-32000),
             "Bad Request: sessionId is required",
         );
+        return refuse_unread(body, refused).await;
     };
     // The body limit (`DefaultBodyLimit`) travels in the extensions: a copy of the head
     // goes to the extractor, the handlers see the original.
     let body = match Bytes::from_request(Request::from_parts(parts.clone(), body), &state).await {
         Ok(body) => body,
-        Err(rejection) => return rejection.into_response(),
+        Err(rejection) => return closing_when_too_large(rejection.into_response()),
     };
     if let Some(shared) = &state.shared {
         let frame = wire::parse_frame(&body);

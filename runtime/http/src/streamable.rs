@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::authorize::{self, Caller};
 use super::event_store::SessionStreams;
 use super::exchange::dispatch;
-use super::guard::{check_host, first_checks, header_str};
+use super::guard::{check_host, closing_when_too_large, first_checks, header_str, refuse_unread};
 use super::replicas::{self, SessionSync};
 use super::responses::{rpc_error, session_not_found, sse_response};
 use super::sessions::{find_session, lock, new_session_id, room_for_a_session, AppState, Session};
@@ -50,7 +50,7 @@ pub(super) async fn post_mcp(
     let authz = state.config.authorization.as_ref();
     let caller = match authorize::authorize(authz, &parts).await {
         Ok(caller) => caller,
-        Err(refused) => return refused,
+        Err(refused) => return refuse_unread(body, refused).await,
     };
     let body = match body_bytes(&state, &parts, body).await {
         Ok(body) => body,
@@ -215,7 +215,7 @@ async fn body_bytes(
         let request = axum::extract::Request::from_parts(parts.clone(), body);
         return Bytes::from_request(request, state)
             .await
-            .map_err(IntoResponse::into_response);
+            .map_err(|rejection| closing_when_too_large(rejection.into_response()));
     }
     let mut body = body;
     let mut first: Option<Bytes> = None;
@@ -235,11 +235,13 @@ async fn body_bytes(
         // More than the announced length: hyper refuses it, this is only a guard.
         let read = first.as_ref().map_or(0, Bytes::len) + joined.len() + data.len();
         if u64::try_from(read).unwrap_or(u64::MAX) > limit {
-            return Err((
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Failed to buffer the request body: length limit exceeded",
-            )
-                .into_response());
+            return Err(closing_when_too_large(
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "Failed to buffer the request body: length limit exceeded",
+                )
+                    .into_response(),
+            ));
         }
         match first.take() {
             None if joined.is_empty() => first = Some(data),

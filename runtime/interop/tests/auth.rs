@@ -1703,3 +1703,95 @@ async fn tools_whose_scopes_the_token_lacks_are_not_listed() {
         assert_eq!(tool_names(&r), expected, "{}", r.body);
     }
 }
+
+/// One HTTP/1.1 request on `stream`, its head and its body sent apart (as httpx does, the
+/// body a moment later), and the head of the answer read back.
+async fn exchange_on(stream: &mut tokio::net::TcpStream, head: &str, body: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    // The whole answer: its head, then `content-length` bytes of body.
+    loop {
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk))
+            .await
+            .expect("an answer within 10 s")
+            .unwrap();
+        assert!(
+            read > 0,
+            "the connection was closed: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        answer.extend_from_slice(&chunk[..read]);
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            if answer.len() >= end + 4 + length {
+                return text[..end].to_owned();
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_request_leaves_its_connection_usable() {
+    // hyper closes a connection whose request body was left unread, without a word: a
+    // client that reuses it for its next request (the retry with a token after a 401, or
+    // the metadata fetch) met a reset. The refusal reads the short body first.
+    let as_ = AuthServer::start().await;
+    let mcp = jwt_server(&as_, |b| b, |b| b).await;
+    let authority = mcp.base.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let body = rpc(1, "ping", json!({})).to_string();
+    let post = |token: Option<&str>| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\n{}content-length: {}\r\n\r\n",
+            token
+                .map(|t| format!("authorization: Bearer {t}\r\n"))
+                .unwrap_or_default(),
+            body.len()
+        )
+    };
+    let first = exchange_on(&mut stream, &post(None), &body).await;
+    assert!(first.starts_with("HTTP/1.1 401"), "{first}");
+    assert!(
+        !first.to_ascii_lowercase().contains("connection: close"),
+        "{first}"
+    );
+    // The same connection answers the next request.
+    let metadata = format!(
+        "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nhost: {authority}\r\n\r\n"
+    );
+    let second = exchange_on(&mut stream, &metadata, "").await;
+    assert!(second.starts_with("HTTP/1.1 200"), "{second}");
+    // A body too long to read for a refusal: the refusal says the connection closes.
+    let long = "x".repeat(100 * 1024);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        long.len()
+    );
+    let mut other = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    use tokio::io::AsyncWriteExt;
+    other.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0_u8; 4096];
+    let read = tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::io::AsyncReadExt::read(&mut other, &mut answer),
+    )
+    .await
+    .expect("an answer within 10 s")
+    .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 401"), "{answer}");
+    assert!(answer.contains("connection: close"), "{answer}");
+}
