@@ -10,17 +10,17 @@ use serde_json::{json, Value};
 
 mod kit;
 
-/// How the client goes away.
+/// What the client closes as it goes away.
 #[derive(Clone, Copy, Debug)]
-enum Leave {
+enum Close {
     /// It closes the server's stdin.
-    CloseStdin,
+    Stdin,
     /// It closes its end of the server's stdout and sends nothing more (the server is
     /// idle: it must notice by itself).
-    CloseStdoutIdle,
+    StdoutIdle,
     /// It closes its end of the server's stdout, then sends a request (the answer cannot
     /// be written).
-    CloseStdoutThenAsk,
+    StdoutThenAsk,
 }
 
 /// The era of the session the client opens before it leaves.
@@ -105,11 +105,11 @@ impl Session {
         assert!(tools["result"]["tools"].is_array(), "tools/list: {tools}");
     }
 
-    fn leave(&mut self, how: Leave, era: Era) {
+    fn leave(&mut self, how: Close, era: Era) {
         match how {
-            Leave::CloseStdin => drop(self.stdin.take()),
-            Leave::CloseStdoutIdle => drop(self.stdout.take()),
-            Leave::CloseStdoutThenAsk => {
+            Close::Stdin => drop(self.stdin.take()),
+            Close::StdoutIdle => drop(self.stdout.take()),
+            Close::StdoutThenAsk => {
                 drop(self.stdout.take());
                 let meta = match era {
                     Era::Legacy => json!({}),
@@ -148,11 +148,7 @@ impl Drop for Session {
 /// which stderr lines are not complaints (a startup notice).
 fn ends_quietly(program: &std::path::Path, args: &[String], allowed_stderr: &dyn Fn(&str) -> bool) {
     for era in [Era::Legacy, Era::Modern] {
-        for how in [
-            Leave::CloseStdin,
-            Leave::CloseStdoutIdle,
-            Leave::CloseStdoutThenAsk,
-        ] {
+        for how in [Close::Stdin, Close::StdoutIdle, Close::StdoutThenAsk] {
             let mut session = Session::start(program, args);
             session.open(era);
             session.leave(how, era);
