@@ -6,6 +6,7 @@
 //!            [--revision REV] [--header "NAME: VALUE"]... [--bearer TOKEN]
 //!            [--oauth | --oauth-headless] [--oauth-client ID[:SECRET]]
 //!            [--oauth-client-credentials] [--oauth-redirect URI] [--drain-timeout SECS]
+//!            [--max-sessions N] [--session-idle-timeout SECS]
 //! ```
 //!
 //! The flags that name the upstream server and how to reach it are `mcp`'s
@@ -90,6 +91,7 @@ unreachable, a refused authorization); 2 on a bad command line.";
 #[derive(Parser, Debug)]
 #[command(
     name = "mcp-bridge",
+    bin_name = "mcp-bridge",
     version,
     about,
     long_about = "Puts one Model Context Protocol server (any server, speaking any revision) \
@@ -114,6 +116,15 @@ struct Cli {
     /// what has not finished then is answered with an error.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     drain_timeout: u64,
+
+    /// With --http: at most this many live legacy sessions; a further `initialize` gets
+    /// 503.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_sessions: usize,
+
+    /// With --http: a legacy session unused for this long ends, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 1800)]
+    session_idle_timeout: u64,
 
     /// The upstream server program and its arguments, run without a shell (instead of
     /// --command or --url).
@@ -687,13 +698,10 @@ async fn serve(
                 .map_err(|e| format!("--http {addr}: {e}"))?;
             let local = listener.local_addr().map_err(|e| e.to_string())?;
             eprintln!("listening on http://{local}/mcp (HTTP+SSE at http://{local}/sse)");
-            http::serve_listener_with_shutdown(
-                server,
-                listener,
-                http::HttpConfig::default(),
-                shutdown,
-            )
-            .await
+            let mut config = http::HttpConfig::default();
+            config.max_sessions = cli.max_sessions;
+            config.session_idle_timeout = Duration::from_secs(cli.session_idle_timeout);
+            http::serve_listener_with_shutdown(server, listener, config, shutdown).await
         }
     };
     served.map_err(|e| e.to_string())

@@ -60,6 +60,7 @@ error (isError), 2 on a bad command line.";
 #[derive(Parser, Debug)]
 #[command(
     name = "mcp",
+    bin_name = "mcp",
     version,
     about,
     long_about = "A command-line client for Model Context Protocol servers of every revision \

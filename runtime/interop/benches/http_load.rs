@@ -243,7 +243,9 @@ fn pin(pid: u32, list: &str) -> Result<(), Error> {
 fn start_bridge(bridge: &str, bench_server: &str) -> Result<Contender, Error> {
     use std::io::BufRead;
     let mut child = std::process::Command::new(bridge)
-        .args(["--http", "127.0.0.1:0", "--", bench_server, "ours"])
+        // As many sessions as `bench_server ours-http` takes: the idle ones stay open.
+        .args(["--http", "127.0.0.1:0", "--max-sessions", "100000"])
+        .args(["--", bench_server, "ours"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

@@ -58,6 +58,8 @@ fn help_and_version_exit_zero_and_bad_flags_exit_two() {
         "--oauth-redirect",
         "--revision",
         "--drain-timeout",
+        "--max-sessions",
+        "--session-idle-timeout",
         "PROGRAM ARGS",
     ] {
         assert!(

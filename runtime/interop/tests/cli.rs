@@ -133,13 +133,12 @@ fn npm_server(package: &str, args: &[&str]) -> Vec<String> {
     argv
 }
 
-/// Runs `check` against `server` through every front, at the default negotiation and at
-/// each of its revisions. `check(args)` runs `mcp` with `args` plus what names the
-/// server; `revision` is what the client must end up speaking (`None`: negotiated).
-/// Runs `mcp` with the given arguments against one way of reaching a server.
-type RunMcp<'a> = &'a dyn Fn(&[&str]) -> String;
+/// Runs `mcp` with the given words plus what names the server; its stdout.
+type RunMcp<'a> = dyn Fn(&[&str]) -> String + 'a;
 
-fn every_way(server: &ThirdParty, check: &dyn Fn(RunMcp<'_>, Option<&str>)) {
+/// Runs `check` against `server` through every front, at the default negotiation and at
+/// each of its revisions (checked with `mcp info`).
+fn every_way(server: &ThirdParty, check: &dyn Fn(&RunMcp)) {
     let bridge = example_named("bridge").display().to_string();
     for front in [Front::Direct, Front::BridgeStdio, Front::BridgeHttp] {
         let http = matches!(front, Front::BridgeHttp).then(|| {
@@ -191,7 +190,7 @@ fn every_way(server: &ThirdParty, check: &dyn Fn(RunMcp<'_>, Option<&str>)) {
                 let info: Value = serde_json::from_str(&run(&["info", "--json"])).expect("JSON");
                 assert_eq!(info["protocolVersion"], r, "{front:?}: {info}");
             }
-            check(&run, revision);
+            check(&run);
         }
     }
 }
@@ -224,7 +223,7 @@ fn mcp_server_time_in_both_eras() {
         ),
         revisions: BOTH_ERAS,
     };
-    every_way(&server, &|run, _| {
+    every_way(&server, &|run| {
         assert!(run(&["tools"]).contains("get_current_time(timezone: string)"));
         let now: Value = serde_json::from_str(&run(&[
             "call",
@@ -266,7 +265,7 @@ fn mcp_server_git_in_both_eras() {
         argv: python_server("py-time-git", "mcp-server-git", &["--repository", &path]),
         revisions: BOTH_ERAS,
     };
-    every_way(&server, &|run, _| {
+    every_way(&server, &|run| {
         assert!(run(&["tools"]).contains("git_status(repo_path: string)"));
         let status = run(&["call", "git_status", &format!("repo_path={path}")]);
         assert!(status.contains("a.txt"), "{status}");
@@ -279,7 +278,7 @@ fn mcp_server_calculator_in_every_legacy_revision() {
         argv: python_server("py-calculator-sqlite", "mcp-server-calculator", &[]),
         revisions: LEGACY_ONLY,
     };
-    every_way(&server, &|run, _| {
+    every_way(&server, &|run| {
         assert!(run(&["tools"]).contains("calculate(expression: string)"));
         // A string that is not JSON stays a string.
         assert_eq!(run(&["call", "calculate", "expression=6*7"]).trim(), "42");
@@ -303,7 +302,7 @@ fn mcp_server_sqlite_in_every_legacy_revision() {
         revisions: LEGACY_ONLY,
     };
     let made = std::sync::atomic::AtomicUsize::new(0);
-    every_way(&server, &|run, _| {
+    every_way(&server, &|run| {
         let n = made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let table = format!("t{n}");
         run(&[
@@ -341,7 +340,7 @@ fn server_filesystem_in_every_legacy_revision() {
         argv: npm_server("server-filesystem", &[&root_text]),
         revisions: LEGACY_ONLY,
     };
-    every_way(&server, &|run, _| {
+    every_way(&server, &|run| {
         assert!(run(&["tools"]).contains("read_text_file(path: string, head?: number"));
         let file = run(&[
             "call",
@@ -407,7 +406,7 @@ fn server_memory_with_an_environment_assignment_in_every_legacy_revision() {
         argv: npm_server("server-memory", &[]),
         revisions: LEGACY_ONLY,
     };
-    every_way(&server, &|run, _| {
+    every_way(&server, &|run| {
         assert!(run(&["tools"]).contains("read_graph()"));
     });
 }
@@ -418,7 +417,7 @@ fn server_everything_in_every_legacy_revision() {
         argv: npm_server("server-everything", &["stdio"]),
         revisions: LEGACY_ONLY,
     };
-    every_way(&server, &|run, _| {
+    every_way(&server, &|run| {
         assert_eq!(
             run(&["call", "echo", "message=hi there"]).trim(),
             "Echo: hi there"
@@ -450,7 +449,7 @@ fn roots_reach_server_everything_through_every_front() {
         argv: npm_server("server-everything", &["stdio"]),
         revisions: LEGACY_ONLY,
     };
-    every_way(&server, &|run, _| {
+    every_way(&server, &|run| {
         let roots = run(&["call", "get-roots-list", "--root", &root]);
         assert!(roots.contains(&format!("file://{root}")), "{roots}");
     });

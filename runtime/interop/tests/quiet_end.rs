@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 
 mod kit;
 
-/// How the client goes away: which of its ends of the pipes it closes.
+/// What the client closes as it goes away.
 #[derive(Clone, Copy, Debug)]
-enum Leave {
+enum Close {
     /// It closes the server's stdin.
     Stdin,
     /// It closes its end of the server's stdout and sends nothing more (the server is
@@ -105,11 +105,11 @@ impl Session {
         assert!(tools["result"]["tools"].is_array(), "tools/list: {tools}");
     }
 
-    fn leave(&mut self, how: Leave, era: Era) {
+    fn leave(&mut self, how: Close, era: Era) {
         match how {
-            Leave::Stdin => drop(self.stdin.take()),
-            Leave::StdoutIdle => drop(self.stdout.take()),
-            Leave::StdoutThenAsk => {
+            Close::Stdin => drop(self.stdin.take()),
+            Close::StdoutIdle => drop(self.stdout.take()),
+            Close::StdoutThenAsk => {
                 drop(self.stdout.take());
                 let meta = match era {
                     Era::Legacy => json!({}),
@@ -148,7 +148,7 @@ impl Drop for Session {
 /// which stderr lines are not complaints (a startup notice).
 fn ends_quietly(program: &std::path::Path, args: &[String], allowed_stderr: &dyn Fn(&str) -> bool) {
     for era in [Era::Legacy, Era::Modern] {
-        for how in [Leave::Stdin, Leave::StdoutIdle, Leave::StdoutThenAsk] {
+        for how in [Close::Stdin, Close::StdoutIdle, Close::StdoutThenAsk] {
             let mut session = Session::start(program, args);
             session.open(era);
             session.leave(how, era);

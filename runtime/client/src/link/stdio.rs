@@ -36,8 +36,9 @@ pub(crate) struct StdioLink {
     out: Mutex<Option<mpsc::UnboundedSender<Bytes>>>,
     child: tokio::sync::Mutex<Option<Child>>,
     writer: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    /// The server's own process group (its id is the server's pid), when it has one.
-    group: Option<group::ProcessGroup>,
+    /// The server's own process group (its id is the server's pid), when it has one;
+    /// taken once it is ended, so that a later drop cannot signal a reused id.
+    group: Mutex<Option<group::ProcessGroup>>,
 }
 
 impl StdioLink {
@@ -73,7 +74,7 @@ impl StdioLink {
         };
         let mut link = StdioLink::streams(stdout, stdin, incoming, spawn.max_line);
         if spawn.process_group {
-            link.group = child.id().and_then(group::ProcessGroup::of_leader);
+            link.group = Mutex::new(child.id().and_then(group::ProcessGroup::of_leader));
         }
         if let Ok(mut slot) = link.child.try_lock() {
             *slot = Some(child);
@@ -100,7 +101,7 @@ impl StdioLink {
             out: Mutex::new(Some(tx)),
             child: tokio::sync::Mutex::new(None),
             writer: Mutex::new(Some(writer)),
-            group: None,
+            group: Mutex::new(None),
         }
     }
 }
@@ -108,7 +109,7 @@ impl StdioLink {
 impl Drop for StdioLink {
     fn drop(&mut self) {
         // The child itself is killed on drop (`kill_on_drop`); what it started goes too.
-        if let Some(group) = &self.group {
+        if let Some(group) = self.group.lock().ok().and_then(|mut g| g.take()) {
             group.kill();
         }
     }
@@ -334,13 +335,14 @@ impl Link for StdioLink {
             if let Some(writer) = writer {
                 let _ = tokio::time::timeout(EXIT_GRACE, writer).await;
             }
+            let group = self.group.lock().ok().and_then(|mut g| g.take());
             let mut child = self.child.lock().await;
             if let Some(child) = child.as_mut() {
                 if tokio::time::timeout(EXIT_GRACE, child.wait())
                     .await
                     .is_err()
                 {
-                    match &self.group {
+                    match &group {
                         // The server is asked to end first, and its whole group with it.
                         Some(group) => group.end(EXIT_GRACE).await,
                         None => {
@@ -352,7 +354,7 @@ impl Link for StdioLink {
             }
             // What the server started and left behind (a shell's or a launcher's
             // children that outlived it) ends too.
-            if let Some(group) = &self.group {
+            if let Some(group) = &group {
                 group.end(EXIT_GRACE).await;
             }
         })
