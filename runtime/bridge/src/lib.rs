@@ -351,7 +351,8 @@ fn tool_handler(
                     .await
                 {
                     Ok(Answer::Tool(mut result)) => {
-                        result.meta = served_result_meta(result.meta.take());
+                        result.meta =
+                            served_result_meta(result.meta.take().map(|m| *m)).map(Box::new);
                         Ok(result)
                     }
                     Ok(_) => Err(ToolError::protocol(mismatched())),
@@ -364,7 +365,7 @@ fn tool_handler(
             })
             .await
             .map(|mut result| {
-                result.meta = served_result_meta(result.meta.take());
+                result.meta = served_result_meta(result.meta.take().map(|m| *m)).map(Box::new);
                 result
             })
             .map_err(|e| ToolError::protocol(rpc(e)))
