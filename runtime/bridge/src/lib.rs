@@ -352,7 +352,8 @@ fn tool_handler(
                     .run(&link.client, link.serial.as_ref(), request, &ctx);
                 return match link.unless_shut_down(kept).await {
                     Ok(Answer::Tool(mut result)) => {
-                        result.meta = served_result_meta(result.meta.take());
+                        result.meta =
+                            served_result_meta(result.meta.take().map(|m| *m)).map(Box::new);
                         Ok(result)
                     }
                     Ok(_) => Err(ToolError::protocol(mismatched())),
@@ -366,7 +367,8 @@ fn tool_handler(
                 })
                 .await
                 .map(|mut result| {
-                    result.meta = served_result_meta(result.meta.take());
+                    result.meta =
+                        served_result_meta(result.meta.take().map(|m| *m)).map(Box::new);
                     result
                 })
                 .map_err(rpc)

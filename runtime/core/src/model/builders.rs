@@ -23,7 +23,9 @@ macro_rules! meta_setters {
             /// object a `_meta`.
             #[must_use]
             pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-                self.meta.get_or_insert_with(Meta::new).insert(key.into(), value.into());
+                self.meta
+                    .get_or_insert_with(Default::default)
+                    .insert(key.into(), value.into());
                 self
             }
 
@@ -31,7 +33,7 @@ macro_rules! meta_setters {
             /// replaced).
             #[must_use]
             pub fn with_meta(mut self, meta: Meta) -> Self {
-                self.meta.get_or_insert_with(Meta::new).extend(meta);
+                self.meta.get_or_insert_with(Default::default).extend(meta);
                 self
             }
         }
@@ -50,7 +52,7 @@ meta_setters!(
 );
 
 /// The `_meta` slot of an enum value, whichever variant it is.
-fn meta_slot_of_content(content: &mut Content) -> &mut Option<Meta> {
+fn meta_slot_of_content(content: &mut Content) -> &mut Option<Box<Meta>> {
     match content {
         Content::Text { meta, .. }
         | Content::Image { meta, .. }
@@ -65,7 +67,7 @@ impl Content {
     #[must_use]
     pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         meta_slot_of_content(&mut self)
-            .get_or_insert_with(Meta::new)
+            .get_or_insert_with(Default::default)
             .insert(key.into(), value.into());
         self
     }
@@ -74,7 +76,7 @@ impl Content {
     #[must_use]
     pub fn with_meta(mut self, meta: Meta) -> Self {
         meta_slot_of_content(&mut self)
-            .get_or_insert_with(Meta::new)
+            .get_or_insert_with(Default::default)
             .extend(meta);
         self
     }
@@ -98,8 +100,8 @@ impl Content {
             Content::Text { meta, .. }
             | Content::Image { meta, .. }
             | Content::Audio { meta, .. }
-            | Content::Resource { meta, .. } => meta.as_ref(),
-            Content::ResourceLink(link) => link.meta.as_ref(),
+            | Content::Resource { meta, .. } => meta.as_deref(),
+            Content::ResourceLink(link) => link.meta.as_deref(),
         }
     }
 }
@@ -109,7 +111,7 @@ impl ResourceContents {
     #[must_use]
     pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.meta_slot()
-            .get_or_insert_with(Meta::new)
+            .get_or_insert_with(Default::default)
             .insert(key.into(), value.into());
         self
     }
@@ -117,11 +119,13 @@ impl ResourceContents {
     /// Adds every entry of `meta` to the contents' `_meta`.
     #[must_use]
     pub fn with_meta(mut self, meta: Meta) -> Self {
-        self.meta_slot().get_or_insert_with(Meta::new).extend(meta);
+        self.meta_slot()
+            .get_or_insert_with(Default::default)
+            .extend(meta);
         self
     }
 
-    fn meta_slot(&mut self) -> &mut Option<Meta> {
+    fn meta_slot(&mut self) -> &mut Option<Box<Meta>> {
         match self {
             ResourceContents::Text { meta, .. } | ResourceContents::Blob { meta, .. } => meta,
         }
@@ -131,7 +135,7 @@ impl ResourceContents {
     pub fn metadata(&self) -> Option<&Meta> {
         match self {
             ResourceContents::Text { meta, .. } | ResourceContents::Blob { meta, .. } => {
-                meta.as_ref()
+                meta.as_deref()
             }
         }
     }

@@ -123,6 +123,11 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// [`Obj::meta`], boxed (see `Meta`).
+    fn boxed_meta(&self) -> Option<Box<Meta>> {
+        self.meta().map(Box::new)
+    }
+
     fn opt<T>(
         &self,
         key: &str,
@@ -318,7 +323,7 @@ impl ResourceContents {
         let o = obj(value, "resource contents")?;
         let uri = o.string("uri")?;
         let mime_type = o.opt_string("mimeType")?;
-        let meta = o.meta();
+        let meta = o.boxed_meta();
         if let Some(text) = o.opt_string("text")? {
             return Ok(ResourceContents::Text {
                 uri,
@@ -348,7 +353,7 @@ impl ResourceLink {
             title: o.opt_string("title")?,
             description: o.opt_string("description")?,
             mime_type: o.opt_string("mimeType")?,
-            meta: o.meta(),
+            meta: o.boxed_meta(),
         })
     }
 }
@@ -358,7 +363,7 @@ impl Content {
     pub(crate) fn from_json(value: &Value) -> Result<Content, DecodeError> {
         let o = obj(value, "content block")?;
         let annotations = o.opt("annotations", Annotations::from_json)?;
-        let meta = o.meta();
+        let meta = o.boxed_meta();
         match o.string("type")?.as_str() {
             "text" => Ok(Content::Text {
                 text: o.string("text")?,
@@ -400,7 +405,7 @@ impl ToolResult {
             content: o.list("content", Content::from_json)?,
             structured: o.get("structuredContent").cloned(),
             is_error: o.opt_bool("isError")?.unwrap_or(false),
-            meta: o.meta(),
+            meta: o.boxed_meta(),
         })
     }
 }

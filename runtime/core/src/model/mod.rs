@@ -24,6 +24,9 @@ use serde_json::{Map, Value};
 /// elsewhere (tools, resources, prompts and content blocks have it from 2025-06-18,
 /// results in every revision).
 pub type Meta = Map<String, Value>;
+// On the types a call moves several times over (tool results, content blocks, contents)
+// `meta` is an `Option<Box<Meta>>`: a map is 72 bytes, and the larger structs cost every
+// call their copies (BENCHMARKS.md §1.2, `_meta`), with `_meta` or without.
 
 /// Whether a `_meta` key is reserved for the protocol by its prefix: a prefix (the labels
 /// before `/`) whose second label is `modelcontextprotocol` or `mcp`
@@ -145,7 +148,7 @@ pub enum ResourceContents {
         /// The text.
         text: String,
         /// Its `_meta` (2025-06-18+), e.g. MCP Apps' `ui` settings of an app's HTML.
-        meta: Option<Meta>,
+        meta: Option<Box<Meta>>,
     },
     /// Binary, base64-encoded.
     #[non_exhaustive]
@@ -157,7 +160,7 @@ pub enum ResourceContents {
         /// The bytes, base64.
         blob: String,
         /// Its `_meta` (2025-06-18+).
-        meta: Option<Meta>,
+        meta: Option<Box<Meta>>,
     },
 }
 
@@ -207,7 +210,7 @@ pub enum Content {
         /// Hints.
         annotations: Option<Annotations>,
         /// Its `_meta` (2025-06-18+).
-        meta: Option<Meta>,
+        meta: Option<Box<Meta>>,
     },
     /// An image, base64.
     #[non_exhaustive]
@@ -219,7 +222,7 @@ pub enum Content {
         /// Hints.
         annotations: Option<Annotations>,
         /// Its `_meta` (2025-06-18+).
-        meta: Option<Meta>,
+        meta: Option<Box<Meta>>,
     },
     /// Audio, base64 (2025-03-26+; older revisions get a text notice).
     #[non_exhaustive]
@@ -231,7 +234,7 @@ pub enum Content {
         /// Hints.
         annotations: Option<Annotations>,
         /// Its `_meta` (2025-06-18+).
-        meta: Option<Meta>,
+        meta: Option<Box<Meta>>,
     },
     /// A link to a resource (2025-06-18+; older revisions get a text block naming it).
     ResourceLink(ResourceLink),
@@ -243,7 +246,7 @@ pub enum Content {
         /// Hints.
         annotations: Option<Annotations>,
         /// The block's own `_meta` (2025-06-18+; the contents have their own).
-        meta: Option<Meta>,
+        meta: Option<Box<Meta>>,
     },
 }
 
@@ -302,7 +305,7 @@ pub struct ResourceLink {
     /// Media type.
     pub mime_type: Option<String>,
     /// Its `_meta` (2025-06-18+).
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
 }
 
 /// A tool as listed.
@@ -388,7 +391,7 @@ pub struct ToolResult {
     pub is_error: bool,
     /// The result's `_meta` (every revision). In 2026-07-28 the runtime adds
     /// `io.modelcontextprotocol/serverInfo` to it, replacing an author's value.
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
 }
 
 impl ToolResult {

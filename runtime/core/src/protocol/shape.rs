@@ -383,7 +383,7 @@ fn projected_tool_result(
     // insert.
     let mut result = Map::with_capacity(5);
     if let Some(meta) = r.meta {
-        result.insert("_meta".into(), Value::Object(meta));
+        result.insert("_meta".into(), Value::Object(*meta));
     }
     if let Some(structured) = r.structured {
         // 2025-06-18 and 2025-11-25 allow only an object here; 2026-07-28 any JSON value.
@@ -553,7 +553,7 @@ fn contents_value(contents: ResourceContents) -> Value {
     }
     map.insert(key.into(), Value::String(body));
     if let Some(meta) = meta {
-        map.insert("_meta".into(), Value::Object(meta));
+        map.insert("_meta".into(), Value::Object(*meta));
     }
     Value::Object(map)
 }

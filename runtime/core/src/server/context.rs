@@ -297,10 +297,10 @@ impl Context {
         self.request_id.as_ref()
     }
 
-    /// Gives the handler the request's `_meta` (see [`Context::meta`]).
-    pub(crate) fn with_request_meta(mut self, meta: Option<RequestMeta>) -> Context {
+    /// Gives the handler the request's `_meta` (see [`Context::meta`]). Set in place:
+    /// a by-value setter copies the whole context in and out on every request.
+    pub(crate) fn set_request_meta(&mut self, meta: Option<RequestMeta>) {
         self.request_meta = meta;
-        self
     }
 
     /// The request's `_meta`, exactly as the client sent it (empty when it sent none, or

@@ -70,11 +70,17 @@ impl Extensions {
     }
 
     /// The handler of custom method `method` and the method's `'static` name, when the
-    /// server serves it and its extension is declared now.
+    /// server serves it and its extension is declared now. Inlined: every request asks,
+    /// and most servers have no custom method.
+    #[inline]
     pub(crate) fn admitted(&self, method: &str) -> Option<(&'static str, Arc<CustomFn>)> {
         if self.methods.is_empty() {
             return None;
         }
+        self.look_up(method)
+    }
+
+    fn look_up(&self, method: &str) -> Option<(&'static str, Arc<CustomFn>)> {
         let (name, custom) = self.methods.get_key_value(method)?;
         read_lock(&self.declared)
             .contains_key(&custom.extension)

@@ -144,8 +144,9 @@ impl Connection {
                     Asker::None,
                     server.inner.events.clone(),
                 )
-                .with_request_meta(Some(request_meta.clone()))
                 .with_principal(principal.cloned());
+                let mut ctx = ctx;
+                ctx.set_request_meta(Some(request_meta.clone()));
                 return custom_work(server, v, name, handler, params, ctx);
             }
             let method = match method::admit(v, method) {
@@ -179,7 +180,7 @@ impl Connection {
                 out: reply.clone(),
                 cancel,
             };
-            let ctx = Context::new(
+            let mut ctx = Context::new(
                 peer,
                 Self::progress_token(meta_value),
                 log,
@@ -190,8 +191,8 @@ impl Connection {
                 owner: MODERN_OWNER.to_owned(),
                 session: None,
                 ends_with: self.tasks_end_with_it.then(|| self.closed.clone()),
-            })
-            .with_request_meta(Some(request_meta.clone()));
+            });
+            ctx.set_request_meta(Some(request_meta.clone()));
             // A listen never ends on its own: draining ends it (with its result), or
             // draining would wait the whole grace period for it.
             let ctx = if method == McpMethod::SubscriptionsListen {
@@ -237,10 +238,11 @@ impl Connection {
                 Asker::None,
                 server.inner.events.clone(),
             )
-            .with_request_meta(
-                wire::member(params, "_meta").map(|meta| RequestMeta::new(meta.clone(), 0)),
-            )
             .with_principal(principal.cloned());
+            let mut ctx = ctx;
+            ctx.set_request_meta(
+                wire::member(params, "_meta").map(|meta| RequestMeta::new(meta.clone(), 0)),
+            );
             // The handler reads the params without their `_meta` (it has `ctx.meta()`).
             let params = params.cloned().map(|mut p| {
                 if let Value::Object(p) = &mut p {
@@ -270,9 +272,10 @@ impl Connection {
                     out: reply.clone(),
                     cancel,
                 };
-                let ctx = Context::new(
+                let sent_meta = wire::member(params, "_meta");
+                let mut ctx = Context::new(
                     peer,
-                    Self::progress_token(wire::member(params, "_meta")),
+                    Self::progress_token(sent_meta),
                     LogFilter::Session(self.log_level.clone()),
                     Asker::Legacy {
                         pending: Arc::clone(&self.pending),
@@ -285,12 +288,12 @@ impl Connection {
                     owner: lock(&self.task_owner).clone(),
                     session: Some(self.out.clone()),
                     ends_with: Some(self.closed.clone()),
-                })
+                });
                 // A legacy request's `_meta` stays in its params; the handler gets a copy
                 // (only requests that sent one pay for it).
-                .with_request_meta(
-                    wire::member(params, "_meta").map(|meta| RequestMeta::new(meta.clone(), 0)),
-                );
+                if let Some(meta) = sent_meta {
+                    ctx.set_request_meta(Some(RequestMeta::new(meta.clone(), 0)));
+                }
                 Admission::Handler(v, method, ctx)
             }
         }
