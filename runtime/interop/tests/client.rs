@@ -606,14 +606,10 @@ async fn elicitation_defaults_fill_the_form_sep_1034() {
     }
 }
 
-/// The client bounds what it reads (`ClientBuilder::max_message_bytes`): an answer over
-/// the limit fails its request with an error naming the limit, whether it came as a JSON
-/// body, as an event on the request's SSE stream, or on the HTTP+SSE stream (which ends
-/// the connection); answers within the limit are read as ever.
-#[tokio::test]
-async fn answers_over_the_clients_limit_fail_with_an_error_naming_it() {
+/// Tools `small`, `big` (64 KiB of text) and `big_after_log`.
+fn big_answers_server() -> Server {
     let big = "x".repeat(64 * 1024);
-    let server = Server::builder(Implementation::new("big", "1"))
+    Server::builder(Implementation::new("big", "1"))
         .tool(Tool::new("small", "A short answer"), |_, _| async {
             Ok(ToolResult::text("small"))
         })
@@ -637,7 +633,16 @@ async fn answers_over_the_clients_limit_fail_with_an_error_naming_it() {
                 }
             },
         )
-        .build();
+        .build()
+}
+
+/// The client bounds what it reads (`ClientBuilder::max_message_bytes`): an answer over
+/// the limit fails its request with an error naming the limit, whether it came as a JSON
+/// body, as an event on the request's SSE stream, or on the HTTP+SSE stream (which ends
+/// the connection); answers within the limit are read as ever.
+#[tokio::test]
+async fn answers_over_the_clients_limit_fail_with_an_error_naming_it() {
+    let server = big_answers_server();
     let base = http_server(server).await;
     let limited = || builder().max_message_bytes(16 * 1024);
     let names_the_limit = |e: &mcp_runtime_client::ClientError| {
@@ -693,6 +698,39 @@ async fn answers_over_the_clients_limit_fail_with_an_error_naming_it() {
         .await
         .expect_err("too big");
     names_the_limit(&e);
+    // Over stdio the over-long line is skipped unread, its id read on the way: the call
+    // fails at once (not at its timeout), and the client goes on.
+    for version in ["2025-11-25", "2026-07-28"] {
+        let (client_end, server_end) = tokio::io::duplex(4096);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        tokio::spawn(mcp_runtime::transport::stdio::serve(
+            big_answers_server(),
+            server_read,
+            server_write,
+        ));
+        let (client_read, client_write) = tokio::io::split(client_end);
+        let client = limited()
+            .pin(rev(version))
+            .timeout(Duration::from_secs(60))
+            .connect_streams(client_read, client_write)
+            .await
+            .expect("connect");
+        let started = std::time::Instant::now();
+        let e = client
+            .call_tool("big", json!({}))
+            .await
+            .expect_err("too big");
+        assert_eq!(e.kind(), ClientErrorKind::Transport, "{version}: {e}");
+        names_the_limit(&e);
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{version}: failed only at the timeout"
+        );
+        assert_eq!(
+            text(&client.call_tool("small", json!({})).await.unwrap()),
+            "small"
+        );
+    }
     // And the default limit (64 MiB) reads it.
     let client = builder()
         .connect_url(&format!("{base}/mcp"))

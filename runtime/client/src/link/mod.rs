@@ -19,6 +19,7 @@ pub(crate) mod http;
 #[cfg(feature = "http")]
 pub(crate) mod legacy_sse;
 // Pure std: compiled without `http` too, so that the fuzz targets need no HTTP stack.
+pub(crate) mod line_id;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 

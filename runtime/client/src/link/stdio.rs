@@ -10,6 +10,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::process::Child;
 use tokio::sync::mpsc;
 
+use super::line_id::TopLevelId;
 use super::{Incoming, IncomingTx, Link, LinkFuture, LinkKind, Outbound};
 use crate::error::ClientError;
 use mcp_runtime::wire::{self, Frame, RequestId};
@@ -208,8 +209,18 @@ async fn read_lines<R: AsyncRead + Unpin>(output: R, incoming: IncomingTx, max_l
                 tracing::warn!(
                     "skipping a line of more than {max_line} bytes from the server (the client's max_message_bytes)"
                 );
+                let mut id = TopLevelId::new();
+                id.feed(&line);
                 line = Vec::new();
-                match skip_line(&mut reader).await {
+                let skipped = skip_line(&mut reader, &mut id).await;
+                // The request this answered fails now, not at its timeout.
+                if let Some(id) = id.answer_id() {
+                    let error = ClientError::transport(format!(
+                        "the server's answer is larger than {max_line} bytes (the client's max_message_bytes)"
+                    ));
+                    let _ = incoming.send(Incoming::Failed { id, error });
+                }
+                match skipped {
                     Ok(true) => continue,
                     Ok(false) => break "the server closed its output".to_owned(),
                     Err(e) => break format!("reading from the server: {e}"),
@@ -223,8 +234,12 @@ async fn read_lines<R: AsyncRead + Unpin>(output: R, incoming: IncomingTx, max_l
 }
 
 /// Consumes the rest of a line without keeping it (a line over the limit must not be
-/// buffered whole on its way out either); `false` if the output ended first.
-async fn skip_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> std::io::Result<bool> {
+/// buffered whole on its way out either), `id` reading it as it goes; `false` if the
+/// output ended first.
+async fn skip_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    id: &mut TopLevelId,
+) -> std::io::Result<bool> {
     loop {
         let buf = reader.fill_buf().await?;
         if buf.is_empty() {
@@ -232,10 +247,12 @@ async fn skip_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> std::io::
         }
         match buf.iter().position(|b| *b == b'\n') {
             Some(end) => {
+                id.feed(buf.get(..end).unwrap_or_default());
                 reader.consume(end + 1);
                 return Ok(true);
             }
             None => {
+                id.feed(buf);
                 let all = buf.len();
                 reader.consume(all);
             }
