@@ -1,4 +1,6 @@
-//! Tool and prompt arguments from the command line: `key=value` words, or one JSON object.
+//! Tool and prompt arguments from the command line: `key=value` words, or one JSON object
+//! (`--args JSON`, or one word that is a JSON object: `mcp call TOOL --json '{…}'` reads as
+//! JSON output of a call whose arguments are that object).
 //!
 //! A tool argument's value is read as JSON when it is valid JSON (`n=3`, `on=true`,
 //! `tags=["a","b"]`, `name="3"` for the string "3") and as a string otherwise
@@ -19,6 +21,19 @@ pub(crate) fn tool_arguments(words: &[String], json: Option<&str>) -> Result<Val
             Value::Object(_) => Ok(value),
             other => Err(format!("--args must be a JSON object, not {other}")),
         };
+    }
+    if let [word] = words {
+        if word.trim_start().starts_with('{') {
+            match serde_json::from_str::<Value>(word) {
+                Ok(value @ Value::Object(_)) => return Ok(value),
+                // `{a}=1`: a key that happens to start with a brace.
+                Err(_) if word.contains('=') => {}
+                Ok(other) => {
+                    return Err(format!("the arguments must be a JSON object, not {other}"))
+                }
+                Err(e) => return Err(format!("the arguments `{word}` are not valid JSON: {e}")),
+            }
+        }
     }
     let mut arguments = Map::new();
     for (key, raw) in pairs(words)? {
@@ -116,6 +131,22 @@ mod tests {
         assert!(tool_arguments(&words(&["a=1"]), Some("{}"))
             .unwrap_err()
             .contains("not both"));
+    }
+
+    #[test]
+    fn one_word_that_is_a_json_object_is_the_arguments() {
+        assert_eq!(
+            tool_arguments(&words(&[r#"{"a": 1, "b": [2]}"#]), None).unwrap(),
+            serde_json::json!({"a": 1, "b": [2]})
+        );
+        assert!(tool_arguments(&words(&[r#"{"a": 1"#]), None)
+            .unwrap_err()
+            .contains("not valid JSON"));
+        // A key=value word whose key starts with a brace stays a key=value word.
+        assert_eq!(
+            tool_arguments(&words(&["{a}=1"]), None).unwrap(),
+            serde_json::json!({"{a}": 1})
+        );
     }
 
     #[test]

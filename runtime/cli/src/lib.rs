@@ -109,13 +109,14 @@ struct Program {
 enum Command {
     /// Lists the server's tools, with their parameters (`?`: optional).
     Tools(Program),
-    /// Calls a tool: `mcp call TOOL key=value…` or `mcp call TOOL --args JSON`. Progress
-    /// is shown on stderr while it runs.
+    /// Calls a tool: `mcp call TOOL key=value…`, `mcp call TOOL --args JSON`, or `mcp
+    /// call TOOL --json JSON` (JSON arguments, JSON output). Progress is shown on stderr
+    /// while it runs.
     Call {
         /// The tool's name.
         tool: String,
         /// Its arguments as key=value words (values are JSON when they parse as JSON, else
-        /// strings).
+        /// strings), or as one word that is a JSON object.
         #[arg(value_name = "KEY=VALUE")]
         arguments: Vec<String>,
         /// Its arguments as one JSON object (instead of key=value words).

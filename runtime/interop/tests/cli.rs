@@ -286,6 +286,15 @@ fn mcp_server_calculator_in_every_legacy_revision() {
             run(&["call", "calculate", "--args", r#"{"expression": "2**10"}"#]).trim(),
             "1024"
         );
+        // `--json '{…}'`: the object is the arguments, and the output is JSON.
+        let out: Value = serde_json::from_str(&run(&[
+            "call",
+            "calculate",
+            "--json",
+            r#"{"expression": "3*5"}"#,
+        ]))
+        .expect("JSON output");
+        assert_eq!(out["content"][0]["text"], "15", "{out}");
     });
 }
 
