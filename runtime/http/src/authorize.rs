@@ -218,10 +218,28 @@ where
                     request.extensions_mut().insert(Authorized(caller));
                     inner.call(request).await
                 }
-                Err(refused) => Ok(refused),
+                Err(mut refused) => {
+                    // The body is left unread, so hyper closes the connection after the
+                    // answer: say so, or a client's next request on it meets a reset.
+                    if carries_a_body(request.headers()) {
+                        refused.headers_mut().insert(
+                            axum::http::header::CONNECTION,
+                            axum::http::HeaderValue::from_static("close"),
+                        );
+                    }
+                    Ok(refused)
+                }
             }
         })
     }
+}
+
+/// Whether a request's head announces a body.
+fn carries_a_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(axum::http::header::TRANSFER_ENCODING)
+        || headers
+            .get(axum::http::header::CONTENT_LENGTH)
+            .is_some_and(|length| length.as_bytes() != b"0")
 }
 
 /// The well-known documents of `rs` as routes to merge at the root of an application

@@ -1795,3 +1795,99 @@ async fn a_refused_request_leaves_its_connection_usable() {
     assert!(answer.starts_with("http/1.1 401"), "{answer}");
     assert!(answer.contains("connection: close"), "{answer}");
 }
+
+#[tokio::test]
+async fn the_authorization_layer_guards_a_mounted_service_and_the_applications_own_routes() {
+    // An application nests the MCP service at /api/mcp behind `AuthorizationLayer`, with a
+    // route of its own behind the same layer and the metadata at the host's root.
+    let as_ = AuthServer::start().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let resource = format!("{base}/api/mcp");
+    let verifier = JwtVerifier::builder(&as_.issuer, &as_.jwks_uri(), &resource)
+        .build()
+        .expect("verifier");
+    let rs = Arc::new(
+        ResourceServer::builder(&resource, verifier)
+            .authorization_server(&as_.issuer)
+            .require_scopes(["mcp:tools"])
+            .build()
+            .expect("resource server"),
+    );
+    let mcp = mcp_runtime_http::McpService::new(mcp_server(), HttpConfig::default());
+    let layer = mcp_runtime_http::auth::AuthorizationLayer::new(Arc::clone(&rs));
+    let app =
+        axum::Router::new()
+            .nest("/api/mcp", mcp.router().layer(layer.clone()))
+            .route(
+                "/api/whoami",
+                get(
+                    |axum::Extension(p): axum::Extension<
+                        Arc<mcp_runtime::auth::Principal>,
+                    >| async move { p.subject.clone().unwrap_or_default() },
+                )
+                .layer(layer),
+            )
+            .route("/health", get(|| async { "ok" }))
+            .merge(mcp_runtime_http::auth::metadata_router(&rs));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let token = |scope: &str| {
+        sign(
+            Algorithm::RS256,
+            Some("a"),
+            &claims(&as_.issuer, &resource, "alice", scope),
+            &rsa_a(),
+        )
+    };
+    let mounted = format!("{base}/api");
+    let prm_url = format!("{base}/.well-known/oauth-protected-resource/api/mcp");
+
+    // No token: the layer's 401 names the metadata at the host's root, which is served.
+    let r = call(&mounted, None, "whoami").await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.body);
+    assert_eq!(
+        r.param("resource_metadata").as_deref(),
+        Some(prm_url.as_str())
+    );
+    let prm: Value =
+        serde_json::from_str(&reqwest::get(&prm_url).await.unwrap().text().await.unwrap()).unwrap();
+    assert_eq!(prm["resource"], json!(resource));
+    // A forged token (another key) and a token without the server's scope.
+    let forged = sign(
+        Algorithm::RS256,
+        Some("a"),
+        &claims(&as_.issuer, &resource, "mallory", "mcp:tools"),
+        &rsa_b(),
+    );
+    let r = call(&mounted, Some(&forged), "whoami").await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.body);
+    assert_eq!(r.param("error").as_deref(), Some("invalid_token"));
+    let r = call(&mounted, Some(&token("other")), "whoami").await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert_eq!(r.param("error").as_deref(), Some("insufficient_scope"));
+
+    // A good token: the tool sees the principal the layer verified.
+    let r = call(&mounted, Some(&token("mcp:tools")), "whoami").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let seen: Value = serde_json::from_str(&r.text()).unwrap();
+    assert_eq!(seen["subject"], json!("alice"), "{seen}");
+    assert_eq!(seen["issuer"], json!(as_.issuer), "{seen}");
+
+    // The application's own route: refused without a token, the principal with one.
+    let http = reqwest::Client::new();
+    let own = http.get(format!("{base}/api/whoami")).send().await.unwrap();
+    assert_eq!(own.status(), StatusCode::UNAUTHORIZED);
+    let own = http
+        .get(format!("{base}/api/whoami"))
+        .bearer_auth(token("mcp:tools"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.status(), StatusCode::OK);
+    assert_eq!(own.text().await.unwrap(), "alice");
+    // Routes outside the layer are the application's business.
+    let health = http.get(format!("{base}/health")).send().await.unwrap();
+    assert_eq!(health.text().await.unwrap(), "ok");
+}
