@@ -1806,7 +1806,7 @@ async fn the_authorization_layer_guards_a_mounted_service_and_the_applications_o
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let resource = format!("{base}/api/mcp");
-    let verifier = JwtVerifier::builder(&as_.issuer, &as_.jwks_uri(), &resource)
+    let verifier = JwtVerifier::builder(&as_.issuer, as_.jwks_uri(), &resource)
         .build()
         .expect("verifier");
     let rs = Arc::new(
