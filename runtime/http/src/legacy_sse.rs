@@ -92,20 +92,23 @@ pub(super) async fn get_sse(
 /// ends with the session.
 async fn read_inbox(
     session: std::sync::Weak<Session>,
-    mut inbox: mpsc::Receiver<Bytes>,
+    mut inbox: mpsc::Receiver<(Bytes, Option<axum::http::request::Parts>)>,
     sink: mpsc::Sender<Outgoing>,
 ) {
-    while let Some(body) = inbox.recv().await {
+    while let Some((body, head)) = inbox.recv().await {
         let Some(session) = session.upgrade() else {
             return;
         };
         *lock(&session.last_seen) = Instant::now();
         // Backpressure, as for a local POST: wait while the stream's queue is full.
         drop(sink.reserve().await);
-        // Relayed by another replica: the HTTP request stayed there, its principal
+        // Relayed through the store: the request's head came with the message (its
+        // credentials and extensions stayed on the replica that took it); its principal
         // travels with the session.
         let mut origin = RequestOrigin::default();
         origin.principal.clone_from(&session.principal);
+        origin.transport =
+            head.map(|parts| Arc::new(parts) as Arc<dyn std::any::Any + Send + Sync>);
         session
             .conn
             .handle_parsed_as(wire::parse_frame(&body), &sink, &origin)
@@ -195,7 +198,7 @@ pub(super) async fn post_messages(
         if let Some(refused) = authorize::frame_refusal(&caller, &frame) {
             return refused;
         }
-        return replicas::post_sse(&state, shared, session_id, &caller, &body).await;
+        return replicas::post_sse(&state, shared, session_id, &caller, &parts, &body).await;
     }
     let session = match find_session(&state, session_id, &caller) {
         Ok(s) => s,

@@ -188,6 +188,7 @@ pub(super) async fn post_sse(
     shared: &Shared,
     id: &str,
     caller: &Caller,
+    head: &axum::http::request::Parts,
     body: &[u8],
 ) -> Response {
     let ttl = state.config.session_idle_timeout;
@@ -212,11 +213,53 @@ pub(super) async fn post_sse(
             "Parse error: the body is not UTF-8",
         );
     };
-    let note = json!({"kind": "sse", "session": id, "message": text, "from": &*shared.replica});
+    let note = json!({
+        "kind": "sse",
+        "session": id,
+        "message": text,
+        "head": head_json(head),
+        "from": &*shared.replica,
+    });
     match shared.store.publish(Bytes::from(note.to_string())).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(e) => store_unavailable(&e),
     }
+}
+
+/// Request headers that never travel between replicas: credentials, which the replica
+/// that took the POST verified, stay out of the store.
+const HEADERS_KEPT_BACK: [axum::http::HeaderName; 3] = [
+    axum::http::header::AUTHORIZATION,
+    axum::http::header::COOKIE,
+    axum::http::header::PROXY_AUTHORIZATION,
+];
+
+/// An HTTP+SSE POST's head as it travels to the stream's replica, so that the handler
+/// there reads the request's headers as it would have on the replica that took it (the
+/// request's extensions stay there: they are not data). Header values that are not text
+/// are left out.
+fn head_json(head: &axum::http::request::Parts) -> Value {
+    let headers: Vec<Value> = head
+        .headers
+        .iter()
+        .filter(|(name, _)| !HEADERS_KEPT_BACK.contains(name))
+        .filter_map(|(name, value)| Some(json!([name.as_str(), value.to_str().ok()?])))
+        .collect();
+    json!({"method": head.method.as_str(), "uri": head.uri.to_string(), "headers": headers})
+}
+
+/// The head [`head_json`] wrote, read back; `None` if it is not one.
+pub(super) fn head_of(note: &Value) -> Option<axum::http::request::Parts> {
+    let head = note.get("head")?;
+    let mut request = axum::http::Request::builder()
+        .method(head.get("method")?.as_str()?)
+        .uri(head.get("uri")?.as_str()?);
+    for pair in head.get("headers")?.as_array()? {
+        if let [Value::String(name), Value::String(value)] = pair.as_array()?.as_slice() {
+            request = request.header(name.as_str(), value.as_str());
+        }
+    }
+    Some(request.body(()).ok()?.into_parts().0)
 }
 
 /// Whether this replica hears the others, waiting a second for it if not yet.
@@ -534,10 +577,8 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
         let Some(inbox) = &session.sse_inbox else {
             return;
         };
-        if inbox
-            .try_send(Bytes::copy_from_slice(text.as_bytes()))
-            .is_err()
-        {
+        let relayed = (Bytes::copy_from_slice(text.as_bytes()), head_of(&note));
+        if inbox.try_send(relayed).is_err() {
             // Its client posts on and does not read its stream: the session ends (its
             // stream closes) rather than lose a message in silence.
             tracing::warn!("HTTP+SSE session {id}: its inbox is full; the session ends");

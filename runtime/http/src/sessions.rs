@@ -28,7 +28,7 @@ pub(super) struct Session {
     pub(super) sse_sink: Option<mpsc::Sender<Outgoing>>,
     /// HTTP+SSE sessions of replicas sharing a store: the messages POSTed for it to any
     /// replica, in the order the store's channel relayed them, handled one at a time.
-    pub(super) sse_inbox: Option<mpsc::Sender<bytes::Bytes>>,
+    pub(super) sse_inbox: Option<mpsc::Sender<(bytes::Bytes, Option<axum::http::request::Parts>)>>,
     pub(super) last_seen: Mutex<Instant>,
     /// Who opened the session (when the server is a resource server): only the same
     /// principal may use it.

@@ -333,3 +333,94 @@ async fn idle_expiry_ends_the_session_everywhere() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_sse_post_on_another_replica_brings_its_headers_to_the_handler() {
+    use mcp_runtime_http::HttpContext;
+    // A tool that tells the headers of the POST that carried its call.
+    let server = || {
+        Server::builder(Implementation::new("headers", "1"))
+            .tool(
+                Tool::new("headers", "The request's headers"),
+                |_, ctx| async move {
+                    let head = ctx.http_request();
+                    let header = |name: &str| {
+                        head.and_then(|h| h.headers.get(name))
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_owned)
+                    };
+                    Ok::<_, ToolError>(ToolResult::text(
+                        json!({
+                            "seen": head.is_some(),
+                            "tenant": header("x-tenant"),
+                            "cookie": header("cookie"),
+                            "uri": head.map(|h| h.uri.to_string()),
+                        })
+                        .to_string(),
+                    ))
+                },
+            )
+            .build()
+    };
+    let redis = Redis::start();
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let store = RedisStore::connect(&redis.url()).await.unwrap();
+        replicas.push(serve(server(), HttpConfig::default().store(store)).await);
+    }
+    // The stream on replica 0; every POST to replica 1.
+    let mut sse = replicas[0].sse().await;
+    let endpoint = sse.endpoint.data.clone();
+    let post_to_1 = |tenant: &'static str, body: Value| {
+        replicas[1]
+            .client()
+            .post(replicas[1].url(&endpoint))
+            .header("content-type", "application/json")
+            .header("x-tenant", tenant)
+            .header("cookie", "secret=1")
+            .body(body.to_string())
+            .send()
+    };
+    let init = request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2024-11-05", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(
+        post_to_1("blue", init).await.unwrap().status(),
+        StatusCode::ACCEPTED
+    );
+    assert!(sse.recv().await.get("result").is_some());
+    let initialized = notification("notifications/initialized", None);
+    assert_eq!(
+        post_to_1("blue", initialized).await.unwrap().status(),
+        StatusCode::ACCEPTED
+    );
+    // Each POST's own head, relayed with it: not the first request's, nor the stream's.
+    for (id, tenant) in [(1, "green"), (2, "red")] {
+        let call = request(
+            id,
+            "tools/call",
+            json!({"name": "headers", "arguments": {}}),
+        );
+        assert_eq!(
+            post_to_1(tenant, call).await.unwrap().status(),
+            StatusCode::ACCEPTED
+        );
+        let answer = sse.recv().await;
+        let seen: Value =
+            serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(seen["seen"], json!(true), "{seen}");
+        assert_eq!(seen["tenant"], json!(tenant), "{seen}");
+        assert!(
+            seen["uri"]
+                .as_str()
+                .unwrap()
+                .contains("/messages?sessionId="),
+            "{seen}"
+        );
+        // Credentials stay on the replica that took the POST.
+        assert_eq!(seen["cookie"], Value::Null, "{seen}");
+    }
+}
