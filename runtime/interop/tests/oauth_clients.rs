@@ -200,9 +200,15 @@ fn oauth_flow(id: &str, revision: &str, sends_resource: bool) {
 /// [`oauth_flow`] with the client given `path` (`/sse` for HTTP+SSE) on the server.
 fn oauth_flow_at(id: &str, revision: &str, sends_resource: bool, path: &str) {
     let auth = AuthServer::start();
+    // `test_image_content` needs a scope no client's token has: it is not listed for them.
     let mcp = HttpServer::start_example_with(
         "conformance_server",
-        &["--authorization-server", &auth.issuer],
+        &[
+            "--authorization-server",
+            &auth.issuer,
+            "--tool-scope",
+            "test_image_content=mcp:admin",
+        ],
     );
     // The resource is the MCP endpoint, whatever transport the client uses.
     let url = mcp.url("/mcp");
@@ -223,6 +229,15 @@ fn oauth_flow_at(id: &str, revision: &str, sends_resource: bool, path: &str) {
         out["callResult"]["content"][0]["text"],
         json!("This is a simple text response for testing."),
         "{}",
+        context()
+    );
+    let tools = out["tools"]
+        .as_array()
+        .expect("the tools the client listed");
+    assert!(tools.contains(&json!("test_simple_text")), "{}", context());
+    assert!(
+        !tools.contains(&json!("test_image_content")),
+        "a tool the token lacks the scope for is listed: {}",
         context()
     );
     if id.starts_with("ts-") {
