@@ -626,6 +626,8 @@ async fn run(cli: Cli, upstream: Upstream) -> Result<(), String> {
     let builder = Client::builder(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")))
         .handlers(fallback_handlers(&roots))
         .url_elicitation(true)
+        // Results pass through to clients that judge them against the schemas they list.
+        .validate_output(false)
         .timeout(Duration::from_secs(120));
     let builder = cli.target.configure(builder, "mcp-bridge");
     let client = target::connect(builder, &upstream)

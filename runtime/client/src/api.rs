@@ -213,6 +213,10 @@ impl Client {
             }
             self.core
                 .remember_tool_schema(&tool.name, &tool.input_schema);
+            #[cfg(feature = "output-validation")]
+            self.core
+                .output_schemas
+                .remember(&tool.name, tool.output_schema.as_ref());
             true
         });
         Ok(page)
@@ -261,7 +265,12 @@ impl Client {
             }
             other => other?,
         };
-        ToolResult::from_json(&result).map_err(ClientError::invalid)
+        let result = ToolResult::from_json(&result).map_err(ClientError::invalid)?;
+        #[cfg(feature = "output-validation")]
+        if self.core.config.validate_output {
+            self.core.output_schemas.check(name, &result)?;
+        }
+        Ok(result)
     }
 
     /// One page of the server's resources.

@@ -46,6 +46,7 @@ pub struct ClientBuilder {
     env: Vec<(String, String)>,
     cwd: Option<PathBuf>,
     max_message_bytes: usize,
+    validate_output: bool,
 }
 
 impl ClientBuilder {
@@ -70,7 +71,19 @@ impl ClientBuilder {
             env: Vec::new(),
             cwd: None,
             max_message_bytes: 64 * 1024 * 1024,
+            validate_output: true,
         }
+    }
+
+    /// Whether a tool's `structuredContent` is checked against the `outputSchema` the tool
+    /// declared in `tools/list` (default: yes, with the feature `output-validation`;
+    /// without it nothing is checked): a result that breaks it fails the call with
+    /// [`ClientErrorKind::InvalidResult`](crate::ClientErrorKind::InvalidResult). A proxy
+    /// that passes results on for its own clients to judge (as `mcp-bridge` does) turns it
+    /// off, whatever features the build unified.
+    pub fn validate_output(mut self, validate: bool) -> Self {
+        self.validate_output = validate;
+        self
     }
 
     /// The largest message read from the server, in bytes (default 64 MiB): a stdio line,
@@ -257,6 +270,7 @@ impl ClientBuilder {
             probe_timeout: self.probe_timeout,
             max_rounds: self.max_rounds,
             experimental: self.experimental.clone(),
+            validate_output: self.validate_output,
         }
     }
 

@@ -34,6 +34,10 @@ pub(crate) struct Config {
     pub(crate) probe_timeout: Duration,
     pub(crate) max_rounds: usize,
     pub(crate) experimental: Option<Value>,
+    /// Whether tool results are checked against their tools' output schemas (with the
+    /// feature `output-validation`).
+    #[cfg_attr(not(feature = "output-validation"), allow(dead_code))]
+    pub(crate) validate_output: bool,
 }
 
 impl Config {
@@ -75,6 +79,8 @@ pub(crate) struct Core {
     notifications: Mutex<Option<broadcast::Sender<Notification>>>,
     serving: Mutex<HashMap<RequestId, tokio::task::AbortHandle>>,
     tool_schemas: Mutex<HashMap<String, Value>>,
+    #[cfg(feature = "output-validation")]
+    pub(crate) output_schemas: crate::output_schema::OutputSchemas,
     closed: Mutex<Option<String>>,
     modern_meta: Mutex<HashMap<ProtocolVersion, Map<String, Value>>>,
     /// Held while a new legacy session replaces one the server ended (one renewal for
@@ -108,6 +114,8 @@ impl Core {
             notifications: Mutex::new(Some(notifications)),
             serving: Mutex::new(HashMap::new()),
             tool_schemas: Mutex::new(HashMap::new()),
+            #[cfg(feature = "output-validation")]
+            output_schemas: crate::output_schema::OutputSchemas::default(),
             closed: Mutex::new(None),
             modern_meta: Mutex::new(HashMap::new()),
             renewing: tokio::sync::Mutex::new(()),

@@ -81,6 +81,8 @@ pub mod sse {
     pub use crate::link::sse::{Event, Parser, TooLarge};
 }
 mod notification;
+#[cfg(feature = "output-validation")]
+mod output_schema;
 mod shape;
 
 use std::sync::Arc;

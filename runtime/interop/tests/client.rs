@@ -741,3 +741,50 @@ async fn answers_over_the_clients_limit_fail_with_an_error_naming_it() {
         64 * 1024
     );
 }
+
+/// With `output-validation` (turned on here through `mcp-cli`'s default features), a
+/// tool's `structuredContent` is checked against the `outputSchema` it listed, in both
+/// eras: a result that breaks it fails the call; `validate_output(false)` passes it on.
+#[tokio::test]
+async fn structured_content_is_checked_against_the_listed_output_schema() {
+    let schema =
+        json!({"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]});
+    let server = Server::builder(Implementation::new("typed", "1"))
+        .tool(
+            Tool::new("good", "Keeps its contract").output_schema(schema.clone()),
+            |_, _| async { Ok(ToolResult::text("{\"t\":1}").structured(json!({"t": 1}))) },
+        )
+        .tool(
+            Tool::new("bad", "Breaks its contract").output_schema(schema),
+            |_, _| async {
+                Ok(ToolResult::text("{\"t\":\"warm\"}").structured(json!({"t": "warm"})))
+            },
+        )
+        .build();
+    let base = http_server(server).await;
+    for version in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+        let client = builder()
+            .pin(rev(version))
+            .connect_url(&format!("{base}/mcp"))
+            .await
+            .expect("connect");
+        client.list_all_tools().await.expect("tools/list");
+        let good = client.call_tool("good", json!({})).await.expect("good");
+        assert_eq!(good.structured, Some(json!({"t": 1})));
+        let e = client.call_tool("bad", json!({})).await.expect_err("bad");
+        assert_eq!(e.kind(), ClientErrorKind::InvalidResult, "{version}: {e}");
+        assert!(e.to_string().contains("outputSchema"), "{e}");
+        let lenient = builder()
+            .pin(rev(version))
+            .validate_output(false)
+            .connect_url(&format!("{base}/mcp"))
+            .await
+            .expect("connect");
+        lenient.list_all_tools().await.expect("tools/list");
+        let passed = lenient
+            .call_tool("bad", json!({}))
+            .await
+            .expect("passed on");
+        assert_eq!(passed.structured, Some(json!({"t": "warm"})));
+    }
+}
