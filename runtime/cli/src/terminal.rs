@@ -201,13 +201,24 @@ fn ask_field(name: &str, property: &Value, required: bool) -> Result<Option<Valu
     }
 }
 
-fn content_text(content: &SampledContent) -> String {
-    match content {
-        SampledContent::Text(text) => text.clone(),
-        SampledContent::Image { mime_type, .. } => format!("[image {mime_type}]"),
-        SampledContent::Audio { mime_type, .. } => format!("[audio {mime_type}]"),
-        other => format!("{other:?}"),
-    }
+/// A message's blocks as one line for the terminal.
+fn content_text(content: &[SampledContent]) -> String {
+    content
+        .iter()
+        .map(|block| match block {
+            SampledContent::Text(text) => text.clone(),
+            SampledContent::Image { mime_type, .. } => format!("[image {mime_type}]"),
+            SampledContent::Audio { mime_type, .. } => format!("[audio {mime_type}]"),
+            SampledContent::ToolUse { name, input, .. } => {
+                format!("[calls tool {name} with {}]", Value::Object(input.clone()))
+            }
+            SampledContent::ToolResult { tool_use_id, .. } => {
+                format!("[result of tool use {tool_use_id}]")
+            }
+            other => format!("{other:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn sample(request: &SamplingRequest) -> Result<SampledMessage, RpcError> {

@@ -65,6 +65,8 @@ pub struct ClientHandlers {
     pub(crate) sampling: Option<SamplingFn>,
     pub(crate) elicitation: Option<ElicitFn>,
     pub(crate) roots: Option<RootsFn>,
+    /// The sampling handler runs tool-using conversations (declares `sampling.tools`).
+    pub(crate) sampling_tools: bool,
 }
 
 impl std::fmt::Debug for ClientHandlers {
@@ -73,6 +75,7 @@ impl std::fmt::Debug for ClientHandlers {
             .field("sampling", &self.sampling.is_some())
             .field("elicitation", &self.elicitation.is_some())
             .field("roots", &self.roots.is_some())
+            .field("sampling_tools", &self.sampling_tools)
             .finish()
     }
 }
@@ -91,7 +94,24 @@ impl ClientHandlers {
         Fut: Future<Output = Result<SampledMessage, RpcError>> + Send + 'static,
     {
         self.sampling = Some(Arc::new(move |r| Box::pin(handler(r))));
+        self.sampling_tools = false;
         self
+    }
+
+    /// [`ClientHandlers::sampling`] for a handler that also runs tool-using conversations
+    /// (declares `sampling.tools`, 2025-11-25+): the server may then offer tools
+    /// ([`SamplingRequest::tools`]), the handler answer with
+    /// [`SampledContent::ToolUse`](mcp_runtime::model::SampledContent::ToolUse) blocks
+    /// (stop reason `toolUse`), and the server send their results in its next request.
+    #[must_use]
+    pub fn sampling_with_tools<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(SamplingRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<SampledMessage, RpcError>> + Send + 'static,
+    {
+        let mut handlers = self.sampling(handler);
+        handlers.sampling_tools = true;
+        handlers
     }
 
     /// Answers `elicitation/create` (declares `elicitation`). An accepted form is
@@ -129,8 +149,13 @@ impl ClientHandlers {
 
     /// These handlers, with `fallback`'s where these have none.
     pub(crate) fn or(&self, fallback: &ClientHandlers) -> ClientHandlers {
+        let (sampling, sampling_tools) = match &self.sampling {
+            Some(mine) => (Some(mine.clone()), self.sampling_tools),
+            None => (fallback.sampling.clone(), fallback.sampling_tools),
+        };
         ClientHandlers {
-            sampling: self.sampling.clone().or_else(|| fallback.sampling.clone()),
+            sampling,
+            sampling_tools,
             elicitation: self
                 .elicitation
                 .clone()
@@ -143,7 +168,12 @@ impl ClientHandlers {
     pub(crate) fn capabilities(&self, url_elicitation: bool) -> Map<String, Value> {
         let mut caps = Map::new();
         if self.sampling.is_some() {
-            caps.insert("sampling".into(), json!({}));
+            let sampling = if self.sampling_tools {
+                json!({"tools": {}})
+            } else {
+                json!({})
+            };
+            caps.insert("sampling".into(), sampling);
         }
         if self.elicitation.is_some() {
             caps.insert(

@@ -286,7 +286,7 @@ fn echoing_client(answer: &'static str) -> mcp_runtime_client::ClientBuilder {
     Client::builder(Implementation::new("bridge-test", "1.0.0"))
         .timeout(kit::patience())
         .on_sampling(move |request| async move {
-            let question = match request.messages.last().map(|m| &m.content) {
+            let question = match request.messages.last().and_then(|m| m.content.first()) {
                 Some(mcp_runtime::model::SampledContent::Text(t)) => t.clone(),
                 _ => String::new(),
             };

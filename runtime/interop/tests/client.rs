@@ -28,7 +28,7 @@ fn builder() -> ClientBuilder {
     Client::builder(Implementation::new("client-test", "1.0.0"))
         .timeout(kit::patience())
         .on_sampling(|request| async move {
-            let asked = match request.messages.last().map(|m| &m.content) {
+            let asked = match request.messages.last().and_then(|m| m.content.first()) {
                 Some(mcp_runtime::model::SampledContent::Text(t)) => t.clone(),
                 _ => String::new(),
             };
@@ -786,5 +786,109 @@ async fn structured_content_is_checked_against_the_listed_output_schema() {
             .await
             .expect("passed on");
         assert_eq!(passed.structured, Some(json!({"t": "warm"})));
+    }
+}
+
+/// Sampling with tools (2025-11-25+): the server offers a tool, the client's model uses
+/// it, the server runs it and gives the result back in the conversation, and the model's
+/// final answer comes back — typed on both sides, checked against each revision's
+/// schema on the way. A revision without it refuses before asking.
+#[tokio::test]
+async fn sampling_with_tools_round_trips_in_both_eras() {
+    use mcp_runtime::model::{
+        SampledContent, SampledMessage, SamplingMessage, SamplingRequest, ToolChoice,
+    };
+    let weather = Tool::new("weather", "The weather in a city").input_schema(
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    );
+    let server = Server::builder(Implementation::new("agent", "1"))
+        .tool(
+            Tool::new("agent", "Asks the client's model, with a tool"),
+            move |_, ctx| {
+                let weather = weather.clone();
+                async move {
+                    let question = SamplingRequest::new(100)
+                        .user("What is the weather in Oslo?")
+                        .tool(&weather)
+                        .tool_choice(ToolChoice::Auto);
+                    let first = match ctx.create_message(question.clone()).await {
+                        Ok(first) => first,
+                        Err(e) => return Ok(ToolResult::error(e.to_string())),
+                    };
+                    let (id, name, input) = first.tool_uses()[0];
+                    assert_eq!(name, "weather");
+                    let result =
+                        SampledContent::tool_result_text(id, format!("rain in {}", input["city"]));
+                    let followed = question
+                        .message(first.to_message())
+                        .message(SamplingMessage::tool_results(vec![result]));
+                    let last = ctx
+                        .create_message(followed)
+                        .await
+                        .map_err(mcp_runtime::RpcError::from)?;
+                    Ok(ToolResult::text(last.text()))
+                }
+            },
+        )
+        .build();
+    let base = http_server(server).await;
+    let model = |request: SamplingRequest| async move {
+        let offered: Vec<String> = request.tools().iter().map(|t| t.name.clone()).collect();
+        assert_eq!(offered, ["weather"]);
+        assert_eq!(request.offered_tool_choice(), Some(ToolChoice::Auto));
+        let last = request.messages.last().expect("a message");
+        let answered = last.content.iter().find_map(|block| match block {
+            SampledContent::ToolResult { content, .. } => Some(format!("{content:?}")),
+            _ => None,
+        });
+        Ok(match answered {
+            // The tool's result came back: the model's final answer.
+            Some(result) => SampledMessage::assistant_text("m", format!("It says {result}")),
+            None => SampledMessage::assistant(
+                "m",
+                vec![SampledContent::tool_use(
+                    "use-1",
+                    "weather",
+                    json!({"city": "Oslo"}),
+                )],
+            ),
+        })
+    };
+    for version in ["2025-11-25", "2026-07-28"] {
+        let client = builder()
+            .handlers(mcp_runtime_client::ClientHandlers::new().sampling_with_tools(model))
+            .pin(rev(version))
+            .connect_url(&format!("{base}/mcp"))
+            .await
+            .expect("connect");
+        let answer = client.call_tool("agent", json!({})).await.expect("agent");
+        assert!(!answer.is_error, "{version}: {answer:?}");
+        assert!(
+            text(&answer).contains("rain in") && text(&answer).contains("Oslo"),
+            "{version}: {}",
+            text(&answer)
+        );
+    }
+    // A client that did not declare `sampling.tools` is not asked; nor is one of a
+    // revision without sampling with tools.
+    for (version, tools) in [("2025-11-25", false), ("2025-06-18", true)] {
+        let handlers = if tools {
+            mcp_runtime_client::ClientHandlers::new().sampling_with_tools(model)
+        } else {
+            mcp_runtime_client::ClientHandlers::new().sampling(model)
+        };
+        let client = builder()
+            .handlers(handlers)
+            .pin(rev(version))
+            .connect_url(&format!("{base}/mcp"))
+            .await
+            .expect("connect");
+        let answer = client.call_tool("agent", json!({})).await.expect("agent");
+        assert!(answer.is_error, "{version}: {answer:?}");
+        let says = text(&answer);
+        assert!(
+            says.contains("sampling.tools") || says.contains("not part of MCP 2025-06-18"),
+            "{version}: {says}"
+        );
     }
 }

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::Role;
+use super::{Content, Role, Tool};
 
 /// One message of a sampling conversation.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,25 +13,31 @@ use super::Role;
 pub struct SamplingMessage {
     /// Who says it.
     pub role: Role,
-    /// What is said.
-    pub content: SampledContent,
+    /// What is said: one block, or several (2025-11-25+: a model's tool uses, the
+    /// results answering them).
+    pub content: Vec<SampledContent>,
 }
 
 impl SamplingMessage {
+    /// A message of `role` made of `content`.
+    pub fn new(role: Role, content: Vec<SampledContent>) -> SamplingMessage {
+        SamplingMessage { role, content }
+    }
+
     /// A text message from the user.
     pub fn user(text: impl Into<String>) -> SamplingMessage {
-        SamplingMessage {
-            role: Role::User,
-            content: SampledContent::Text(text.into()),
-        }
+        SamplingMessage::new(Role::User, vec![SampledContent::Text(text.into())])
     }
 
     /// A text message from the assistant.
     pub fn assistant(text: impl Into<String>) -> SamplingMessage {
-        SamplingMessage {
-            role: Role::Assistant,
-            content: SampledContent::Text(text.into()),
-        }
+        SamplingMessage::new(Role::Assistant, vec![SampledContent::Text(text.into())])
+    }
+
+    /// The user's message giving the results of the model's tool uses (2025-11-25+):
+    /// each a [`SampledContent::ToolResult`].
+    pub fn tool_results(results: Vec<SampledContent>) -> SamplingMessage {
+        SamplingMessage::new(Role::User, results)
     }
 
     pub(crate) fn to_value(&self) -> Value {
@@ -39,12 +45,18 @@ impl SamplingMessage {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        json!({"role": role, "content": self.content.to_value()})
+        // One block as an object (what every revision reads), several as an array.
+        let content = match self.content.as_slice() {
+            [one] => one.to_value(),
+            many => Value::Array(many.iter().map(SampledContent::to_value).collect()),
+        };
+        json!({"role": role, "content": content})
     }
 }
 
-/// A content block of sampling: text, an image or audio (base64), or a block of a kind
-/// this runtime does not model, kept as JSON.
+/// A content block of sampling: text, an image or audio (base64), a model's tool use
+/// and its result (2025-11-25+), or a block of a kind this runtime does not model, kept
+/// as JSON.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum SampledContent {
@@ -64,7 +76,32 @@ pub enum SampledContent {
         /// Its media type.
         mime_type: String,
     },
-    /// Another kind of block (tool use and tool results of 2025-11-25 sampling, …).
+    /// The model calls a tool the request offered (`tool_use`).
+    ToolUse {
+        /// Names this use; its result answers with the same id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// Its arguments, by the tool's input schema.
+        input: Map<String, Value>,
+        /// The block's `_meta`, kept so that it travels back with the conversation
+        /// (the specification asks clients to preserve it).
+        meta: Option<Map<String, Value>>,
+    },
+    /// What a tool use gave (`tool_result`), in the user's next message.
+    ToolResult {
+        /// The id of the [`SampledContent::ToolUse`] it answers.
+        tool_use_id: String,
+        /// The result's content, as a tool call's.
+        content: Vec<Content>,
+        /// Its structured result, if the tool has one.
+        structured: Option<Value>,
+        /// Whether the tool failed.
+        is_error: bool,
+        /// The block's `_meta`, kept as for a tool use.
+        meta: Option<Map<String, Value>>,
+    },
+    /// Another kind of block, as JSON.
     Other(Value),
 }
 
@@ -78,11 +115,107 @@ impl SampledContent {
             SampledContent::Audio { data, mime_type } => {
                 json!({"type": "audio", "data": data, "mimeType": mime_type})
             }
+            SampledContent::ToolUse {
+                id,
+                name,
+                input,
+                meta,
+            } => {
+                let mut block = Map::new();
+                block.insert("type".into(), json!("tool_use"));
+                block.insert("id".into(), json!(id));
+                block.insert("name".into(), json!(name));
+                block.insert("input".into(), Value::Object(input.clone()));
+                if let Some(meta) = meta {
+                    block.insert("_meta".into(), Value::Object(meta.clone()));
+                }
+                Value::Object(block)
+            }
+            SampledContent::ToolResult {
+                tool_use_id,
+                content,
+                structured,
+                is_error,
+                meta,
+            } => {
+                let content: Vec<Value> = content
+                    .iter()
+                    .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
+                    .collect();
+                let mut block = Map::new();
+                block.insert("type".into(), json!("tool_result"));
+                block.insert("toolUseId".into(), json!(tool_use_id));
+                block.insert("content".into(), Value::Array(content));
+                if let Some(structured) = structured {
+                    block.insert("structuredContent".into(), structured.clone());
+                }
+                if *is_error {
+                    block.insert("isError".into(), json!(true));
+                }
+                if let Some(meta) = meta {
+                    block.insert("_meta".into(), Value::Object(meta.clone()));
+                }
+                Value::Object(block)
+            }
             SampledContent::Other(v) => v.clone(),
         }
     }
 
+    /// A tool's result answering tool use `tool_use_id`, as text.
+    pub fn tool_result_text(tool_use_id: impl Into<String>, text: impl Into<String>) -> Self {
+        SampledContent::ToolResult {
+            tool_use_id: tool_use_id.into(),
+            content: vec![Content::text(text)],
+            structured: None,
+            is_error: false,
+            meta: None,
+        }
+    }
+
+    /// A tool use of the model: `name` called with `input` (an object), named `id`.
+    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        SampledContent::ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input: match input {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            },
+            meta: None,
+        }
+    }
+
+    fn tool_block(value: &Value) -> Option<SampledContent> {
+        let meta = value.get("_meta").and_then(Value::as_object).cloned();
+        let text = |k: &str| value.get(k).and_then(Value::as_str).map(str::to_owned);
+        match value.get("type").and_then(Value::as_str)? {
+            "tool_use" => Some(SampledContent::ToolUse {
+                id: text("id")?,
+                name: text("name")?,
+                input: value.get("input")?.as_object()?.clone(),
+                meta,
+            }),
+            "tool_result" => Some(SampledContent::ToolResult {
+                tool_use_id: text("toolUseId")?,
+                content: value
+                    .get("content")?
+                    .as_array()?
+                    .iter()
+                    .map(Content::from_json)
+                    .collect::<Result<_, _>>()
+                    .ok()?,
+                structured: value.get("structuredContent").cloned(),
+                is_error: value.get("isError").and_then(Value::as_bool) == Some(true),
+                meta,
+            }),
+            _ => None,
+        }
+    }
+
     pub(crate) fn from_value(value: &Value) -> SampledContent {
+        if let Some(block) = SampledContent::tool_block(value) {
+            return block;
+        }
         let text = |k: &str| value.get(k).and_then(Value::as_str).map(str::to_owned);
         match (
             value.get("type").and_then(Value::as_str),
@@ -175,6 +308,50 @@ impl SamplingRequest {
         self
     }
 
+    /// Offers the model a tool it may use (2025-11-25+; the client must have declared
+    /// `sampling.tools`, or the ask is refused before it is sent).
+    pub fn tool(mut self, tool: &Tool) -> SamplingRequest {
+        let tool = serde_json::to_value(tool).unwrap_or(Value::Null);
+        match self.extra.get_mut("tools") {
+            Some(Value::Array(tools)) => tools.push(tool),
+            _ => {
+                self.extra.insert("tools".into(), Value::Array(vec![tool]));
+            }
+        }
+        self
+    }
+
+    /// How the model may use the tools offered (`toolChoice`, 2025-11-25+).
+    pub fn tool_choice(mut self, choice: ToolChoice) -> SamplingRequest {
+        self.extra
+            .insert("toolChoice".into(), json!({"mode": choice.as_str()}));
+        self
+    }
+
+    /// The tools offered to the model (what a client's sampling handler reads).
+    pub fn tools(&self) -> Vec<Tool> {
+        self.extra
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| Tool::from_json(t).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// How the model may use them; `None` when the request does not say (`auto`).
+    pub fn offered_tool_choice(&self) -> Option<ToolChoice> {
+        match self.extra.get("toolChoice")?.get("mode")?.as_str()? {
+            "auto" => Some(ToolChoice::Auto),
+            "required" => Some(ToolChoice::Required),
+            "none" => Some(ToolChoice::None),
+            _ => None,
+        }
+    }
+
     /// Sets any other field by its wire name (`tools`, `toolChoice`, `includeContext`…).
     pub fn field(mut self, key: impl Into<String>, value: Value) -> SamplingRequest {
         self.extra.insert(key.into(), value);
@@ -211,6 +388,28 @@ impl SamplingRequest {
     }
 }
 
+/// How the model of a sampling request may use the tools offered (`toolChoice.mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides (the default).
+    Auto,
+    /// The model must use at least one tool.
+    Required,
+    /// The model must not use tools.
+    None,
+}
+
+impl ToolChoice {
+    fn as_str(self) -> &'static str {
+        match self {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+            ToolChoice::None => "none",
+        }
+    }
+}
+
 /// What the client's model answered.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -236,6 +435,26 @@ impl SampledMessage {
             })
             .collect::<Vec<_>>()
             .join("")
+    }
+
+    /// The tool uses among the blocks: `(id, name, input)` each (the model stopped with
+    /// `toolUse` to have them run).
+    pub fn tool_uses(&self) -> Vec<(&str, &str, &Map<String, Value>)> {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                SampledContent::ToolUse {
+                    id, name, input, ..
+                } => Some((id.as_str(), name.as_str(), input)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The message as it goes back into the conversation (the assistant's turn, its tool
+    /// uses included), for the request that gives the tools' results.
+    pub fn to_message(&self) -> SamplingMessage {
+        SamplingMessage::new(self.role, self.content.clone())
     }
 
     /// Reads a `CreateMessageResult` (already checked against the revision's type, as

@@ -31,17 +31,17 @@ impl SamplingRequest {
                         return Err("sampling request: `messages` must be an array".into());
                     };
                     for m in messages {
-                        request.messages.push(SamplingMessage {
-                            role: Role::from_json(m.get("role").unwrap_or(&Value::Null))?,
-                            content: match m.get("content") {
-                                // 2025-11-25+: a message may carry several blocks; they
-                                // are kept as one `Other` value.
-                                Some(Value::Array(_)) | None => SampledContent::Other(
-                                    m.get("content").cloned().unwrap_or(Value::Null),
-                                ),
-                                Some(block) => SampledContent::from_value(block),
-                            },
-                        });
+                        let content = match m.get("content") {
+                            Some(Value::Array(blocks)) => {
+                                blocks.iter().map(SampledContent::from_value).collect()
+                            }
+                            Some(block) => vec![SampledContent::from_value(block)],
+                            None => Vec::new(),
+                        };
+                        request.messages.push(SamplingMessage::new(
+                            Role::from_json(m.get("role").unwrap_or(&Value::Null))?,
+                            content,
+                        ));
                     }
                 }
                 "maxTokens" => {
@@ -84,6 +84,20 @@ impl SampledMessage {
             content: vec![SampledContent::Text(text.into())],
             model: model.into(),
             stop_reason: Some("endTurn".into()),
+        }
+    }
+
+    /// The assistant's answer from `model`, made of `content`; its stop reason `toolUse`
+    /// when it holds a tool use (the server is to run them), `endTurn` otherwise.
+    pub fn assistant(model: impl Into<String>, content: Vec<SampledContent>) -> SampledMessage {
+        let uses_tools = content
+            .iter()
+            .any(|c| matches!(c, SampledContent::ToolUse { .. }));
+        SampledMessage {
+            role: Role::Assistant,
+            content,
+            model: model.into(),
+            stop_reason: Some(if uses_tools { "toolUse" } else { "endTurn" }.into()),
         }
     }
 

@@ -9,7 +9,7 @@ mod deserialize;
 mod serialize;
 
 pub use asking::{
-    Elicitation, Root, SampledContent, SampledMessage, SamplingMessage, SamplingRequest,
+    Elicitation, Root, SampledContent, SampledMessage, SamplingMessage, SamplingRequest, ToolChoice,
 };
 use serde_json::{Map, Value};
 
