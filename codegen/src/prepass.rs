@@ -99,6 +99,8 @@ pub fn normalize(revision: &str, dialect: Dialect, schema: &Value) -> Result<Def
             revision: revision.to_owned(),
             message: format!("no `{key}` object"),
         })?;
+    let defs = lift_nested_definitions(revision, key, defs)?;
+    let defs = &defs;
     let names: BTreeSet<&str> = defs.keys().map(String::as_str).collect();
     let mut out = Definitions::new();
     for (name, def) in defs {
@@ -118,6 +120,46 @@ pub fn normalize(revision: &str, dialect: Dialect, schema: &Value) -> Result<Def
             }
         })?;
         out.insert(name.clone(), def);
+    }
+    Ok(out)
+}
+
+/// The named definitions with the `$defs` nested in a definition lifted beside them.
+/// zod (the MCP Apps schema, `@modelcontextprotocol/ext-apps`) writes a recursive type it
+/// meets inside a definition as that definition's own `$defs/__schema0`, but refers to it
+/// as `#/$defs/__schema0`: from the document's root, where it is not. Lifted, those
+/// references resolve to what was meant; the same name nested twice must be the same
+/// schema (zod repeats it in each definition that reaches it), else the schema is
+/// ambiguous and refused. A name the root already defines is never replaced.
+fn lift_nested_definitions(
+    revision: &str,
+    key: &str,
+    defs: &Map<String, Value>,
+) -> Result<Map<String, Value>> {
+    let mut out = defs.clone();
+    let mut lifted: Map<String, Value> = Map::new();
+    for (owner, def) in out.iter_mut() {
+        let Some(Value::Object(nested)) = def.as_object_mut().and_then(|d| d.remove(key)) else {
+            continue;
+        };
+        for (name, schema) in nested {
+            match lifted.get(&name) {
+                Some(seen) if *seen != schema => {
+                    return Err(Error::InvalidSchema {
+                        revision: revision.to_owned(),
+                        message: format!(
+                            "`{owner}` nests a `{name}` that differs from another definition's"
+                        ),
+                    })
+                }
+                _ => {
+                    lifted.insert(name, schema);
+                }
+            }
+        }
+    }
+    for (name, schema) in lifted {
+        out.entry(name).or_insert(schema);
     }
     Ok(out)
 }
@@ -204,6 +246,12 @@ fn drop_vacuous_keywords(defs: &mut Definitions) {
         // would ask for `deny_unknown_fields`, which the serde impls do not write, and a
         // reader should accept settings a later version of the extension adds.
         if map.get("additionalProperties") == Some(&json!({ "not": {} })) {
+            map.shift_remove("additionalProperties");
+        }
+        // `additionalProperties: false` (zod's strict objects, throughout the MCP Apps
+        // schema) is the same: the generated types are closed already, and drop an unknown
+        // key rather than refuse the whole message, as every revision's types do.
+        if map.get("additionalProperties") == Some(&json!(false)) {
             map.shift_remove("additionalProperties");
         }
     }
