@@ -66,11 +66,15 @@ fn prepare_inner(
     let mut hoisted = BTreeSet::new();
     drop_vacuous_keywords(&mut defs);
     if reuse_named {
+        simplify_zod_shapes(&mut defs);
         merge_const_unions(&mut defs);
         reuse_named_definitions(&mut defs);
         distribute_all_of_over_unions(&mut defs, &mut hoisted);
     }
     flatten_all_of(revision, &mut defs)?;
+    if reuse_named {
+        hoist_inline_union_members(&mut defs, &mut hoisted);
+    }
     hoist_inline_types(&mut defs, &mut hoisted);
     open_messages(&mut defs);
     open_meta_objects(&mut defs);
@@ -99,6 +103,8 @@ pub fn normalize(revision: &str, dialect: Dialect, schema: &Value) -> Result<Def
             revision: revision.to_owned(),
             message: format!("no `{key}` object"),
         })?;
+    let defs = lift_nested_definitions(revision, key, defs)?;
+    let defs = &defs;
     let names: BTreeSet<&str> = defs.keys().map(String::as_str).collect();
     let mut out = Definitions::new();
     for (name, def) in defs {
@@ -118,6 +124,46 @@ pub fn normalize(revision: &str, dialect: Dialect, schema: &Value) -> Result<Def
             }
         })?;
         out.insert(name.clone(), def);
+    }
+    Ok(out)
+}
+
+/// The named definitions with the `$defs` nested in a definition lifted beside them.
+/// zod (the MCP Apps schema, `@modelcontextprotocol/ext-apps`) writes a recursive type it
+/// meets inside a definition as that definition's own `$defs/__schema0`, but refers to it
+/// as `#/$defs/__schema0`: from the document's root, where it is not. Lifted, those
+/// references resolve to what was meant; the same name nested twice must be the same
+/// schema (zod repeats it in each definition that reaches it), else the schema is
+/// ambiguous and refused. A name the root already defines is never replaced.
+fn lift_nested_definitions(
+    revision: &str,
+    key: &str,
+    defs: &Map<String, Value>,
+) -> Result<Map<String, Value>> {
+    let mut out = defs.clone();
+    let mut lifted: Map<String, Value> = Map::new();
+    for (owner, def) in out.iter_mut() {
+        let Some(Value::Object(nested)) = def.as_object_mut().and_then(|d| d.remove(key)) else {
+            continue;
+        };
+        for (name, schema) in nested {
+            match lifted.get(&name) {
+                Some(seen) if *seen != schema => {
+                    return Err(Error::InvalidSchema {
+                        revision: revision.to_owned(),
+                        message: format!(
+                            "`{owner}` nests a `{name}` that differs from another definition's"
+                        ),
+                    })
+                }
+                _ => {
+                    lifted.insert(name, schema);
+                }
+            }
+        }
+    }
+    for (name, schema) in lifted {
+        out.entry(name).or_insert(schema);
     }
     Ok(out)
 }
@@ -206,6 +252,13 @@ fn drop_vacuous_keywords(defs: &mut Definitions) {
         if map.get("additionalProperties") == Some(&json!({ "not": {} })) {
             map.shift_remove("additionalProperties");
         }
+        // A property whose schema is `{"not": {}}` must be absent (the MCP Apps tool
+        // `_meta.ui` forbids `csp` and `permissions`, which belong on the resource): left
+        // out of the type, it is dropped on reading like any undeclared key, and can never
+        // be written.
+        if let Some(Value::Object(props)) = map.get_mut("properties") {
+            props.retain(|_, schema| *schema != json!({ "not": {} }));
+        }
     }
     defs.values_mut().for_each(walk);
 }
@@ -247,6 +300,94 @@ fn reuse_named_definitions(defs: &mut Definitions) {
         // The definition itself stays; only what it contains is replaced.
         for_each_subschema_mut(def, &mut |sub| walk(sub, &unique));
     }
+}
+
+/// Rewrites what zod writes for "any JSON value" and for optional values into the plain
+/// schemas they mean, so that typify makes `serde_json::Value`s and maps of them:
+/// - a definition that is the union of the six JSON kinds, recursing through its object
+///   and array members (the MCP Apps schema's `__schema0`), is any value: every
+///   reference to it becomes `{}` and the definition goes;
+/// - a union with an empty member (`V | undefined`: `anyOf: [{"type": "string"}, {}]`)
+///   is that empty schema, any value;
+/// - an object that names its keys with `propertyNames` and gives their values with
+///   `additionalProperties` (a `Record<K, V | undefined>`: the app styles, whose every
+///   key the host may leave out) is a map: the key list and the `required` zod adds are
+///   dropped, where typify would make a struct of some eighty fields for each copy;
+/// - a `date-time` string stays a string (its `format` and `pattern` go): the generated
+///   crate has no date library, and the revisions' timestamps are strings too;
+/// - `additionalProperties: false` goes (below).
+fn simplify_zod_shapes(defs: &mut Definitions) {
+    let any_json: Vec<String> = defs
+        .iter()
+        .filter(|(name, def)| is_any_json_union(name, def))
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in &any_json {
+        defs.remove(name);
+    }
+    fn walk(value: &mut Value, any_json: &[String]) {
+        if ref_target(value).is_some_and(|t| any_json.iter().any(|n| n == t)) {
+            *value = json!({});
+            return;
+        }
+        for_each_subschema_mut(value, &mut |sub| walk(sub, any_json));
+        let Value::Object(map) = value else { return };
+        let has_empty_member = ["anyOf", "oneOf"].iter().any(|k| {
+            map.get(*k)
+                .and_then(Value::as_array)
+                .is_some_and(|m| m.iter().any(|s| s == &json!({})))
+        });
+        if has_empty_member {
+            map.shift_remove("anyOf");
+            map.shift_remove("oneOf");
+        }
+        if map.contains_key("propertyNames")
+            && map
+                .get("additionalProperties")
+                .is_some_and(|a| a != &json!(false))
+        {
+            map.shift_remove("propertyNames");
+            map.shift_remove("required");
+        }
+        // zod's strict objects, throughout the MCP Apps schema: the generated types are
+        // closed already, and drop an unknown key rather than refuse the whole message,
+        // as every revision's types do. (In a revision, `false` stays an error: see
+        // serde_impls.rs.)
+        if map.get("additionalProperties") == Some(&json!(false)) {
+            map.shift_remove("additionalProperties");
+        }
+        if map.get("format").and_then(Value::as_str) == Some("date-time") {
+            map.shift_remove("format");
+            map.shift_remove("pattern");
+        }
+    }
+    for def in defs.values_mut() {
+        walk(def, &any_json);
+    }
+}
+
+/// Whether `def` (named `name`) is `anyOf` string, number, boolean, null, an object of
+/// itself and an array of itself: any JSON value.
+fn is_any_json_union(name: &str, def: &Value) -> bool {
+    let Some(members) = def.get("anyOf").and_then(Value::as_array) else {
+        return false;
+    };
+    let refers_to_self = |s: Option<&Value>| s.and_then(ref_target) == Some(name);
+    let mut kinds = BTreeSet::new();
+    for m in members {
+        let Some(kind) = m.get("type").and_then(Value::as_str) else {
+            return false;
+        };
+        let complete = match kind {
+            "object" => refers_to_self(m.get("additionalProperties")),
+            "array" => refers_to_self(m.get("items")),
+            _ => true,
+        };
+        if !complete || !kinds.insert(kind) {
+            return false;
+        }
+    }
+    kinds.len() == 6 && !kinds.contains("integer")
 }
 
 /// Rewrites a union whose members are each one string constant (`anyOf: [{"type":
@@ -454,6 +595,144 @@ fn merge_object_schema(into: &mut Map<String, Value>, from: Map<String, Value>) 
             }
         }
     }
+}
+
+/// Gives each inline object that is a member of a union a definition of its own, so that
+/// the union becomes one of references, dispatched like the revisions' unions. zod (the
+/// MCP Apps schema) writes unions of inline objects where the revisions name every member
+/// (`ui/download-file`'s `contents` items: an embedded resource or a resource link, whose
+/// `resource` is text or blob contents); typify would make an internally tagged enum of
+/// them, which serde_impls.rs does not write out. A member is named after where it stands
+/// (the definition, then property and `Item` steps) and what tells it apart: the value of
+/// a constant property (`…Resource`, `…ResourceLink`), else a required property the other
+/// members lack (`…Text`, `…Blob`), else its position. Only extension schemas get this
+/// step: every revision names its union members already.
+fn hoist_inline_union_members(defs: &mut Definitions, hoisted: &mut BTreeSet<String>) {
+    let mut work: Vec<String> = defs.keys().cloned().collect();
+    while let Some(name) = work.pop() {
+        let Some(mut def) = defs.get(&name).cloned() else {
+            continue;
+        };
+        let mut new_defs = Vec::new();
+        hoist_members_in(&mut def, &name, &mut new_defs);
+        if new_defs.is_empty() {
+            continue;
+        }
+        for (wanted, schema) in new_defs {
+            let chosen = unique_name(defs, &wanted, &schema);
+            if !defs.contains_key(&chosen) {
+                defs.insert(chosen.clone(), schema);
+                hoisted.insert(chosen.clone());
+                work.push(chosen.clone());
+            }
+            // The walk left a reference to the wanted name; a clash renamed it.
+            if chosen != wanted {
+                rename_ref(&mut def, &wanted, &chosen);
+            }
+        }
+        defs.insert(name, def);
+    }
+}
+
+/// Replaces the inline object members of the unions in `schema` (not inside a member
+/// hoisted here: that one is walked as a definition of its own) by references named
+/// after `context`, pushing what they replaced onto `out`.
+fn hoist_members_in(schema: &mut Value, context: &str, out: &mut Vec<(String, Value)>) {
+    for key in ["anyOf", "oneOf"] {
+        let Some(Value::Array(members)) = schema.get_mut(key) else {
+            continue;
+        };
+        if members.len() < 2 || !members.iter().any(is_inline_object) {
+            continue;
+        }
+        let labels = member_labels(members);
+        for (member, label) in members.iter_mut().zip(labels) {
+            if is_inline_object(member) {
+                let wanted = format!("{context}{label}");
+                let inline = std::mem::replace(member, ref_to(&wanted));
+                out.push((wanted, inline));
+            } else {
+                hoist_members_in(member, context, out);
+            }
+        }
+    }
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for (prop, sub) in props.iter_mut() {
+            hoist_members_in(
+                sub,
+                &format!("{context}{}", prop.to_upper_camel_case()),
+                out,
+            );
+        }
+    }
+    if let Some(items) = schema.get_mut("items") {
+        hoist_members_in(items, &format!("{context}Item"), out);
+    }
+    if let Some(additional @ Value::Object(_)) = schema.get_mut("additionalProperties") {
+        hoist_members_in(additional, &format!("{context}Value"), out);
+    }
+}
+
+/// What names each member of a union (see [`hoist_inline_union_members`]).
+fn member_labels(members: &[Value]) -> Vec<String> {
+    let const_of = |m: &Value| -> Option<String> {
+        m.get("properties")?
+            .as_object()?
+            .values()
+            .find_map(|p| p.get("const")?.as_str().map(str::to_owned))
+    };
+    let required = |m: &Value| -> BTreeSet<String> {
+        m.get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|k| k.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let by_const: Vec<Option<String>> = members.iter().map(const_of).collect();
+    let distinct = |labels: &[Option<String>]| {
+        let set: BTreeSet<&String> = labels.iter().flatten().collect();
+        labels.iter().all(Option::is_some) && set.len() == labels.len()
+    };
+    let labels = if distinct(&by_const) {
+        by_const
+    } else {
+        let sets: Vec<BTreeSet<String>> = members.iter().map(required).collect();
+        let own: Vec<Option<String>> = sets
+            .iter()
+            .enumerate()
+            .map(|(i, set)| {
+                set.iter()
+                    .find(|k| {
+                        sets.iter()
+                            .enumerate()
+                            .all(|(j, other)| i == j || !other.contains(*k))
+                    })
+                    .cloned()
+            })
+            .collect();
+        if distinct(&own) {
+            own
+        } else {
+            (1..=members.len())
+                .map(|i| Some(format!("variant{i}")))
+                .collect()
+        }
+    };
+    labels
+        .into_iter()
+        .map(|l| l.unwrap_or_default().to_upper_camel_case())
+        .collect()
+}
+
+fn rename_ref(schema: &mut Value, from: &str, to: &str) {
+    if ref_target(schema) == Some(from) {
+        *schema = ref_to(to);
+        return;
+    }
+    for_each_subschema_mut(schema, &mut |sub| rename_ref(sub, from, to));
 }
 
 /// Gives inline types that the IR and the union dispatch need to name a definition of
@@ -782,5 +1061,72 @@ mod autolink_tests {
         ] {
             assert_eq!(autolink_bare_urls(linked), linked);
         }
+    }
+}
+
+#[cfg(test)]
+mod zod_tests {
+    use super::*;
+
+    fn prepared(defs: Value) -> Definitions {
+        let schema =
+            json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs});
+        prepare_extension("com.example/x", Dialect::Draft2020_12, &schema)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .defs
+    }
+
+    #[test]
+    fn inline_union_members_get_names_from_their_tag_or_their_own_key() {
+        let defs = prepared(json!({"Message": {"type": "object", "properties": {
+            "blocks": {"type": "array", "items": {"anyOf": [
+                {"type": "object", "properties": {"type": {"const": "text"}, "text": {"type": "string"}}, "required": ["type", "text"]},
+                {"type": "object", "properties": {"type": {"const": "file"}, "data": {"anyOf": [
+                    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+                    {"type": "object", "properties": {"blob": {"type": "string"}}, "required": ["blob"]}
+                ]}}, "required": ["type", "data"]}
+            ]}}
+        }}}));
+        for name in [
+            "MessageBlocksItemText",
+            "MessageBlocksItemFile",
+            "MessageBlocksItemFileDataText",
+            "MessageBlocksItemFileDataBlob",
+        ] {
+            assert!(defs.contains_key(name), "{name} missing: {:?}", defs.keys());
+        }
+        let union = defs
+            .get("MessageBlocksItem")
+            .unwrap_or_else(|| panic!("{:?}", defs.keys()));
+        let members = union["oneOf"].as_array().expect("a union of references");
+        assert!(members.iter().all(|m| ref_target(m).is_some()), "{union}");
+    }
+
+    #[test]
+    fn zod_any_json_and_optional_records_become_plain_values_and_maps() {
+        let defs = prepared(json!({
+            "Context": {"type": "object", "properties": {
+                "state": {"$ref": "#/$defs/__schema0"},
+                "styles": {"type": "object",
+                    "propertyNames": {"enum": ["--a", "--b"]},
+                    "required": ["--a", "--b"],
+                    "additionalProperties": {"anyOf": [{"type": "string"}, {}]}},
+                "at": {"type": "string", "format": "date-time", "pattern": "^x$"}
+            }, "additionalProperties": false},
+            "__schema0": {"anyOf": [
+                {"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"},
+                {"type": "object", "additionalProperties": {"$ref": "#/$defs/__schema0"}},
+                {"type": "array", "items": {"$ref": "#/$defs/__schema0"}}
+            ]}
+        }));
+        assert!(!defs.contains_key("__schema0"));
+        let props = &defs["Context"]["properties"];
+        assert_eq!(props["state"], json!({}));
+        assert_eq!(
+            props["styles"],
+            json!({"type": "object", "additionalProperties": {}})
+        );
+        assert_eq!(props["at"], json!({"type": "string"}));
+        assert!(defs["Context"].get("additionalProperties").is_none());
     }
 }

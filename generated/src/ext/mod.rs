@@ -9,3 +9,26 @@
 #[cfg(all(feature = "ext_tasks", feature = "v2026_07_28"))]
 #[cfg_attr(docsrs, doc(cfg(all(feature = "ext_tasks", feature = "v2026_07_28"))))]
 pub mod tasks;
+/// The `io.modelcontextprotocol/ui` extension: MCP Apps: interactive HTML user interfaces for tools, rendered by the host (SEP-1865).
+#[cfg(
+    all(
+        feature = "ext_ui",
+        any(feature = "v2025_06_18", feature = "v2025_11_25", feature = "v2026_07_28")
+    )
+)]
+#[cfg_attr(
+    docsrs,
+    doc(
+        cfg(
+            all(
+                feature = "ext_ui",
+                any(
+                    feature = "v2025_06_18",
+                    feature = "v2025_11_25",
+                    feature = "v2026_07_28"
+                )
+            )
+        )
+    )
+)]
+pub mod ui;

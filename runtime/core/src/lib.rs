@@ -25,6 +25,9 @@
 )]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "apps")]
+#[cfg_attr(docsrs, doc(cfg(feature = "apps")))]
+pub mod apps;
 pub mod auth;
 #[doc(hidden)]
 pub mod cancel;

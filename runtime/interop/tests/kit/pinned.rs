@@ -4,7 +4,8 @@
 //! (`tests/conformance/install.sh` into `target/conformance`) and the authorization server
 //! of the OAuth tests (`tests/auth/package-lock.json` into `target/auth-server`), and the
 //! third-party servers the command-line client and bridge tests drive
-//! (`tests/servers/install.sh` into `target/servers`).
+//! (`tests/servers/install.sh` into `target/servers`), and what the MCP Apps tests drive
+//! (`tests/apps/package-lock.json` into `target/apps`).
 //!
 //! The scripts do the work: they hold an exclusive lock while they check and install, so
 //! that test binaries started together install once, and they return at once, offline,
@@ -35,6 +36,10 @@ pub enum Pinned {
     /// The PyPI servers: mcp-server-time, -git, -calculator, -sqlite
     /// (`tests/servers/requirements-*.txt`).
     PythonServers,
+    /// What the MCP Apps tests drive (`tests/apps/package-lock.json`): the official
+    /// ext-apps host side and example server, the official TypeScript client, esbuild and
+    /// playwright-core (which drives Debian's chromium, never a downloaded browser).
+    Apps,
 }
 
 fn workspace() -> &'static Path {
@@ -69,6 +74,16 @@ pub fn servers_dir() -> PathBuf {
     workspace().join("target").join("servers")
 }
 
+/// Where the MCP Apps tests' npm packages are installed.
+pub fn apps_dir() -> PathBuf {
+    workspace().join("target").join("apps")
+}
+
+/// `runtime/interop/tests/apps`: their pin, the host page and its driver.
+pub fn apps_src() -> PathBuf {
+    tests_dir().join("apps")
+}
+
 /// `runtime/interop/tests/servers`: the third-party servers' pins.
 pub fn servers_src() -> PathBuf {
     tests_dir().join("servers")
@@ -98,6 +113,7 @@ pub fn ensure(what: Pinned) {
     static AUTH: OnceLock<Result<(), String>> = OnceLock::new();
     static NPM_SERVERS: OnceLock<Result<(), String>> = OnceLock::new();
     static PYTHON_SERVERS: OnceLock<Result<(), String>> = OnceLock::new();
+    static APPS: OnceLock<Result<(), String>> = OnceLock::new();
     let once = match what {
         Pinned::TypeScriptClients => &TYPESCRIPT,
         Pinned::PythonClients => &PYTHON,
@@ -105,6 +121,7 @@ pub fn ensure(what: Pinned) {
         Pinned::AuthorizationServer => &AUTH,
         Pinned::NpmServers => &NPM_SERVERS,
         Pinned::PythonServers => &PYTHON_SERVERS,
+        Pinned::Apps => &APPS,
     };
     if let Err(message) = once.get_or_init(|| install(what)) {
         panic!("{message}");
@@ -172,6 +189,11 @@ fn install(what: Pinned) -> Result<(), String> {
                 servers_dir().into_os_string(),
             ],
             "the third-party PyPI servers",
+        ),
+        Pinned::Apps => (
+            tests_dir().join("kit").join("npm-pinned.sh"),
+            vec![apps_src().into_os_string(), apps_dir().into_os_string()],
+            "the MCP Apps tests' packages (ext-apps, the TypeScript client, esbuild, playwright-core)",
         ),
     };
     let out = Command::new("bash")
