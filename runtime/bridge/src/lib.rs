@@ -275,6 +275,11 @@ where
     if asking {
         options = options.handlers(relay(ctx));
     }
+    // Without a tracing backend the trace passes through as it came; with one, the
+    // upstream request's span (a child of this request's) is the parent sent on.
+    if let Some(trace) = ctx.remote_trace() {
+        options = options.trace_context(trace.clone());
+    }
     let answer = request(options).await;
     // The options (and the progress sender in them) are gone with the request.
     let _ = relayed.await;

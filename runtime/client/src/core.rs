@@ -17,6 +17,7 @@ use super::link::{Incoming, Link, LinkKind, Outbound, OutboundKind};
 use super::notification::Notification;
 use super::{headers, shape, RequestOptions, ServerInfo};
 use mcp_runtime::model::{Implementation, LogLevel};
+use mcp_runtime::observe;
 use mcp_runtime::protocol::method::McpMethod;
 use mcp_runtime::protocol::version::{
     Era, ProtocolVersion, VersionSet, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
@@ -236,8 +237,53 @@ impl Core {
     /// Sends request `method` at revision `v` and waits for its answer (the raw result).
     /// The params get what `v` requires (`_meta` in 2026-07-28, a progress token when
     /// `options` listens to progress) and are projected through `v`'s params type.
+    /// Runs in a client span by the MCP conventions, whose trace context the request
+    /// carries in its `_meta`.
     pub(crate) async fn request(
         self: &Arc<Self>,
+        v: ProtocolVersion,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let span = observe::client_span(method, Some(&params), Some(v.as_str()), None);
+        observe::record_client_transport(&span, self.transport());
+        let outcome = tracing::Instrument::instrument(
+            self.request_in(&span, v, method, params, options),
+            span.clone(),
+        )
+        .await;
+        if !span.is_disabled() {
+            match &outcome {
+                Err(e) => match e.rpc() {
+                    Some(rpc) => observe::record_error(&span, rpc),
+                    None => observe::record_failure(&span, failure_kind(e.kind())),
+                },
+                Ok(result) if method == "tools/call" => {
+                    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+                        observe::record_tool_error(&span);
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+        outcome
+    }
+
+    /// The transport as the conventions' attributes describe it.
+    fn transport(&self) -> observe::Transport {
+        match self.kind {
+            LinkKind::Stdio => observe::Transport::Pipe,
+            LinkKind::StreamableHttp | LinkKind::LegacySse => observe::Transport::Http {
+                version: "1.1",
+                peer: None,
+            },
+        }
+    }
+
+    async fn request_in(
+        self: &Arc<Self>,
+        span: &tracing::Span,
         v: ProtocolVersion,
         method: &str,
         mut params: Map<String, Value>,
@@ -245,6 +291,7 @@ impl Core {
     ) -> Result<Value, ClientError> {
         self.check_open()?;
         let id = self.next_id();
+        observe::record_request_id(span, &id);
         let mcp_method = McpMethod::from_name(method);
         let mut progress_key = None;
         {
@@ -259,6 +306,9 @@ impl Core {
                 }
                 if v.era() == Era::Modern {
                     self.modern_meta(v, meta);
+                }
+                if let Some(trace) = observe::context_to_send(span, options.trace.as_ref()) {
+                    trace.write_meta(meta);
                 }
                 if let Some(on_progress) = &options.on_progress {
                     let token = json!(format!("progress-{id}"));
@@ -554,6 +604,19 @@ impl Drop for Pending<'_> {
                 .notify(v, "notifications/cancelled", Some(params))
                 .await;
         });
+    }
+}
+
+/// `error.type` of a request that got no answer.
+fn failure_kind(kind: ClientErrorKind) -> &'static str {
+    match kind {
+        ClientErrorKind::Timeout => "timeout",
+        ClientErrorKind::Cancelled => "cancelled",
+        ClientErrorKind::Transport => "transport",
+        ClientErrorKind::Closed => "closed",
+        ClientErrorKind::InvalidResult => "invalid_result",
+        ClientErrorKind::Unauthorized => "unauthorized",
+        _ => "_OTHER",
     }
 }
 

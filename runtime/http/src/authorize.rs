@@ -12,17 +12,71 @@ use serde_json::{json, Value};
 
 use crate::auth::{ResourceServer, VerifyError};
 use mcp_runtime::auth::Principal;
+use mcp_runtime::observe::{self, Arrival, TraceContext, Transport};
 use mcp_runtime::protocol::method::McpMethod;
 use mcp_runtime::wire::{Frame, Message};
 
 /// Who sent an HTTP request: the principal its bearer token named, or nobody when the
-/// server is not a resource server.
+/// server is not a resource server; and what the request's spans record of its transport.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Caller(Option<Arc<Principal>>);
+pub(crate) struct Caller(Option<Arc<Principal>>, Via);
+
+/// What an HTTP request tells its spans (`mcp_runtime::observe`): read only while someone
+/// records them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Via {
+    transport: Transport,
+    session_id: Option<String>,
+    trace: Option<TraceContext>,
+}
+
+/// The peer's address, put into a request's extensions by the server's accept loop while
+/// spans are recorded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PeerAddr(pub(crate) std::net::SocketAddr);
 
 impl Caller {
     pub(crate) fn principal(&self) -> Option<&Arc<Principal>> {
         self.0.as_ref()
+    }
+
+    /// Records what the spans of this request say of its transport (only when spans are
+    /// recorded: otherwise nothing is read).
+    pub(crate) fn observe(&mut self, parts: &axum::http::request::Parts, headers: &HeaderMap) {
+        if !observe::spans_enabled() {
+            return;
+        }
+        let version = match parts.version {
+            axum::http::Version::HTTP_10 => "1.0",
+            axum::http::Version::HTTP_2 => "2",
+            axum::http::Version::HTTP_3 => "3",
+            _ => "1.1",
+        };
+        let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        self.1 = Via {
+            transport: Transport::Http {
+                version,
+                peer: parts.extensions.get::<PeerAddr>().map(|p| p.0),
+            },
+            session_id: text(mcp_runtime::protocol::http_headers::SESSION_ID).map(str::to_owned),
+            trace: text(observe::TRACEPARENT).and_then(|parent| {
+                TraceContext::from_headers(
+                    parent,
+                    text(observe::TRACESTATE),
+                    text(observe::BAGGAGE),
+                )
+            }),
+        };
+    }
+
+    /// The request as a connection's spans see it.
+    pub(crate) fn arrival(&self) -> Arrival<'_> {
+        Arrival {
+            principal: self.0.as_ref(),
+            transport: self.1.transport,
+            session_id: self.1.session_id.as_deref(),
+            transport_trace: self.1.trace.as_ref(),
+        }
     }
 
     /// Whether this caller may use a session opened by `owner`: the same principal
@@ -48,7 +102,7 @@ pub(crate) async fn authorize(
     uri: &Uri,
 ) -> Result<Caller, Response> {
     let Some(rs) = rs else {
-        return Ok(Caller(None));
+        return Ok(Caller(None, Via::default()));
     };
     let token = bearer_of(rs, headers, uri)?;
     let principal = match rs.authenticate(token).await {
@@ -75,7 +129,7 @@ pub(crate) async fn authorize(
             &format!("this server needs the scope(s) {}", missing.join(" ")),
         ));
     }
-    Ok(Caller(Some(principal)))
+    Ok(Caller(Some(principal), Via::default()))
 }
 
 /// The well-known documents: Protected Resource Metadata at the root and path-suffixed

@@ -61,7 +61,7 @@ pub(super) async fn dispatch(
         Some(_) => request_ids(&frame),
         None => Vec::new(),
     };
-    let begun = conn.start_parsed_as(frame, &tx, caller.principal()).await;
+    let begun = conn.start_arriving(frame, &tx, &caller.arrival()).await;
     if let Some(sync) = sync {
         sync.after_admission(conn).await;
     }

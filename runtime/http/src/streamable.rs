@@ -49,10 +49,11 @@ pub(super) async fn post_mcp(
     let (mut parts, body) = request.into_parts();
     let headers = std::mem::take(&mut parts.headers);
     let authz = state.config.authorization.as_ref();
-    let caller = match authorize::authorize(authz, &headers, &parts.uri).await {
+    let mut caller = match authorize::authorize(authz, &headers, &parts.uri).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
+    caller.observe(&parts, &headers);
     let body = match body_bytes(&state, parts, body).await {
         Ok(body) => body,
         Err(refused) => return refused,

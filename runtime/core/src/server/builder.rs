@@ -45,6 +45,7 @@ pub struct ServerBuilder {
     task_options: Option<super::tasks::TaskOptions>,
     #[cfg(feature = "tasks")]
     task_store: Option<Arc<dyn super::tasks::TaskStore>>,
+    middleware: Vec<Arc<dyn super::middleware::Middleware>>,
 }
 
 impl Server {
@@ -67,6 +68,7 @@ impl Server {
             task_options: None,
             #[cfg(feature = "tasks")]
             task_store: None,
+            middleware: Vec::new(),
         }
     }
 }
@@ -371,6 +373,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Wraps request handling in `middleware` (an audit log, a rate limit, a cache; see
+    /// [`crate::middleware`]). Called more than once, the first one added is the
+    /// outermost: it sees each request first and its outcome last.
+    pub fn middleware(mut self, middleware: impl super::middleware::Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Server {
         let (events, _) = broadcast::channel(64);
@@ -412,6 +422,7 @@ impl ServerBuilder {
                 offers_tasks,
                 #[cfg(feature = "tasks")]
                 tasks,
+                middleware: self.middleware.into(),
             }),
         }
     }

@@ -130,8 +130,11 @@ impl Connection {
                 Ok(m) => m,
                 Err(e) => return Admission::Answer(Err(e)),
             };
-            if let Some(answer) = server.answer_now(v, method, params, Some(request_meta)) {
-                return Admission::Answer(answer);
+            // Middleware sees the lists too: they are answered by the handling it wraps.
+            if !server.has_middleware() {
+                if let Some(answer) = server.answer_now(v, method, params, Some(request_meta)) {
+                    return Admission::Answer(answer);
+                }
             }
             let log = match meta.log_level.as_deref().and_then(LogLevel::parse) {
                 Some(level) => LogFilter::AtLeast(level),
@@ -198,8 +201,10 @@ impl Connection {
             Ok(m) => m,
             Err(e) => return Admission::Answer(Err(e)),
         };
-        if let Some(answer) = server.answer_now(v, method, params, None) {
-            return Admission::Answer(answer);
+        if !server.has_middleware() {
+            if let Some(answer) = server.answer_now(v, method, params, None) {
+                return Admission::Answer(answer);
+            }
         }
         match method {
             McpMethod::SetLevel => Admission::Answer(self.set_level(v, params)),

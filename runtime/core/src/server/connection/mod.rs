@@ -20,6 +20,7 @@ use crate::auth::Principal;
 use crate::cancel::{first, CancellationToken, First};
 use crate::combine::{self, BoxFuture};
 use crate::model::LogLevel;
+use crate::observe::{self, Arrival, Transport};
 use crate::protocol::asks::{Asker, Pending, Round};
 use crate::protocol::lifecycle::Lifecycle;
 use crate::protocol::logging::{LogFilter, SharedLogLevel};
@@ -28,7 +29,7 @@ use crate::protocol::peer::Peer;
 use crate::protocol::shape;
 use crate::protocol::version::{self, Era, ProtocolVersion};
 use crate::server::context::Context;
-use crate::server::{Server, ServerEvent};
+use crate::server::{middleware, Server, ServerEvent};
 use crate::wire::{
     self, Encoded, ErrorCode, Frame, Invalid, Message, Outgoing, RequestId, RequestMeta, RpcError,
 };
@@ -37,6 +38,9 @@ struct State {
     lifecycle: Lifecycle,
     client_capabilities: Arc<Value>,
     subscriptions: BTreeSet<String>,
+    /// When the legacy session began (its `initialize` was answered) and on what
+    /// transport: its end is reported for `mcp.server.session.duration`.
+    session_began: Option<(std::time::Instant, Transport)>,
 }
 
 /// A legacy session's state as replicas share it (see `mcp-runtime-http`'s `store`).
@@ -111,6 +115,7 @@ impl Connection {
                 lifecycle: Lifecycle::New,
                 client_capabilities: Arc::new(json!({})),
                 subscriptions: BTreeSet::new(),
+                session_began: None,
             }),
             in_flight: Mutex::new(HashMap::new()),
             log_level: SharedLogLevel::default(),
@@ -180,7 +185,11 @@ impl Connection {
         frame: Frame,
         reply: &mpsc::Sender<Outgoing>,
     ) -> usize {
-        self.handle_parsed_as(frame, reply, None).await
+        let arrival = Arrival {
+            transport: Transport::Pipe,
+            ..Arrival::default()
+        };
+        self.handle_arriving(frame, reply, &arrival).await
     }
 
     /// [`Connection::handle_parsed`] for a frame sent by `principal` (an HTTP request
@@ -193,7 +202,23 @@ impl Connection {
         reply: &mpsc::Sender<Outgoing>,
         principal: Option<&Arc<Principal>>,
     ) -> usize {
-        match self.start_parsed_as(frame, reply, principal).await {
+        let arrival = Arrival {
+            principal,
+            ..Arrival::default()
+        };
+        self.handle_arriving(frame, reply, &arrival).await
+    }
+
+    /// [`Connection::handle_parsed_as`] for a frame whose transport said more: its
+    /// principal, the transport, the session, the transport's trace context.
+    #[doc(hidden)]
+    pub async fn handle_arriving(
+        self: &Arc<Self>,
+        frame: Frame,
+        reply: &mpsc::Sender<Outgoing>,
+        arrival: &Arrival<'_>,
+    ) -> usize {
+        match self.start_arriving(frame, reply, arrival).await {
             // Sent from here: a task would only add a hop on the way to the writer.
             Started::Answer(answer) => {
                 let _ = reply.send(answer).await;
@@ -218,16 +243,32 @@ impl Connection {
         reply: &mpsc::Sender<Outgoing>,
         principal: Option<&Arc<Principal>>,
     ) -> Started {
+        let arrival = Arrival {
+            principal,
+            ..Arrival::default()
+        };
+        self.start_arriving(frame, reply, &arrival).await
+    }
+
+    /// [`Connection::start_parsed_as`] for a frame whose transport said more (see
+    /// [`Connection::handle_arriving`]).
+    #[doc(hidden)]
+    pub async fn start_arriving(
+        self: &Arc<Self>,
+        frame: Frame,
+        reply: &mpsc::Sender<Outgoing>,
+        arrival: &Arrival<'_>,
+    ) -> Started {
         match frame {
             Frame::Single(Err(invalid)) => {
                 Started::Answer(wire::error_response(invalid.id.as_ref(), &invalid.error))
             }
-            Frame::Single(Ok(message)) => match self.dispatch(message, reply, principal) {
+            Frame::Single(Ok(message)) => match self.dispatch(message, reply, arrival) {
                 Dispatched::Ready(answer) => Started::Answer(answer),
                 Dispatched::Task(task) => Started::Handler(task),
                 Dispatched::Nothing => Started::Sent(0),
             },
-            Frame::Batch(items) => Started::Sent(self.handle_batch(items, reply, principal).await),
+            Frame::Batch(items) => Started::Sent(self.handle_batch(items, reply, arrival).await),
         }
     }
 
@@ -235,7 +276,7 @@ impl Connection {
         self: &Arc<Self>,
         items: Vec<Result<Message, Invalid>>,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Arc<Principal>>,
+        arrival: &Arrival<'_>,
     ) -> usize {
         let batching = self.version().is_some_and(|v| v.features().batching);
         if !batching {
@@ -253,7 +294,7 @@ impl Connection {
                     invalid.id.as_ref(),
                     &invalid.error,
                 ))),
-                Ok(message) => match self.dispatch(message, reply, principal) {
+                Ok(message) => match self.dispatch(message, reply, arrival) {
                     Dispatched::Ready(answer) => {
                         tasks.push(ready(answer));
                     }
@@ -288,10 +329,20 @@ impl Connection {
         self: &Arc<Self>,
         message: Message,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Arc<Principal>>,
+        arrival: &Arrival<'_>,
     ) -> Dispatched {
+        let principal = arrival.principal;
         match message {
             Message::Notification { method, params } => {
+                let span = observe::server_span(&method);
+                if !span.is_disabled() {
+                    let meta = wire::member(params.as_ref(), "_meta");
+                    observe::describe_server(&span, &method, None, params.as_ref(), meta, arrival);
+                    if let Some(v) = self.version() {
+                        observe::record_version(&span, v.as_str());
+                    }
+                }
+                let _in_span = span.enter();
                 self.notification(&method, params.as_ref());
                 Dispatched::Nothing
             }
@@ -307,11 +358,47 @@ impl Connection {
                 params,
                 meta,
             } => {
+                let span = observe::server_span(&method);
+                if !span.is_disabled() {
+                    let meta_value = meta
+                        .as_ref()
+                        .map(RequestMeta::value)
+                        .or_else(|| wire::member(params.as_ref(), "_meta"));
+                    observe::describe_server(
+                        &span,
+                        &method,
+                        Some(&id),
+                        params.as_ref(),
+                        meta_value,
+                        arrival,
+                    );
+                    match self.version() {
+                        Some(v) => observe::record_version(&span, v.as_str()),
+                        None => {
+                            // A modern request names its revision; what admission
+                            // negotiates is recorded below when it differs.
+                            let claimed = wire::member(meta_value, version::META_PROTOCOL_VERSION)
+                                .and_then(Value::as_str);
+                            if let Some(claimed) = claimed {
+                                observe::record_version(&span, claimed);
+                            }
+                        }
+                    }
+                }
                 if let Some(refused) = self.refuse_id(&id, lock(&self.in_flight).deref()) {
+                    observe::record_failure(&span, "refused");
                     return Dispatched::Ready(refused);
                 }
+                // A `_meta` lookup: what a handler passes on to the servers it calls.
+                let remote_trace = meta
+                    .as_ref()
+                    .map(RequestMeta::value)
+                    .or_else(|| wire::member(params.as_ref(), "_meta"))
+                    .and_then(observe::TraceContext::from_meta)
+                    .or_else(|| arrival.transport_trace.cloned());
                 let (params, meta) = self.modern_meta(params, meta);
                 let token = CancellationToken::new();
+                let is_initialize = method == McpMethod::Initialize.name();
                 // Admission (era, lifecycle, method table) is decided now, in arrival
                 // order: a request that follows `initialize` sees the session it opened.
                 let admitted = match self.admit_request(
@@ -325,18 +412,27 @@ impl Connection {
                     Admission::Answer(outcome) => {
                         // Answered at once: it was never in progress, so it takes no
                         // place among the requests in flight.
+                        match &outcome {
+                            Err(error) => observe::record_error(&span, error),
+                            Ok(_) if is_initialize => self.session_began(arrival.transport, &span),
+                            Ok(_) => {}
+                        }
                         let answer = match outcome {
                             Ok(result) => wire::result_response(&id, result),
                             Err(error) => wire::error_response(Some(&id), &error),
                         };
                         return Dispatched::Ready(answer);
                     }
-                    Admission::Handler(v, m, ctx) => Work::Handler(
-                        v,
-                        m,
-                        ctx.with_request_id(id.clone())
-                            .with_principal(principal.cloned()),
-                    ),
+                    Admission::Handler(v, m, ctx) => {
+                        observe::record_version(&span, v.as_str());
+                        Work::Handler(
+                            v,
+                            m,
+                            ctx.with_request_id(id.clone())
+                                .with_principal(principal.cloned())
+                                .with_remote_trace(remote_trace),
+                        )
+                    }
                     Admission::Work(method, work) => Work::Given(method, work),
                 };
                 {
@@ -348,6 +444,22 @@ impl Connection {
                     }
                     in_flight.insert(id.clone(), token.clone());
                 }
+                let wrapped = self.server.has_middleware().then(|| {
+                    let version = match &admitted {
+                        Work::Handler(v, ..) => Some(*v),
+                        Work::Given(..) => self.version(),
+                    };
+                    let target = ["name", "uri"]
+                        .into_iter()
+                        .find_map(|key| wire::member(params.as_ref(), key))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    let sent_meta = meta
+                        .as_ref()
+                        .map(|m| m.value().clone())
+                        .or_else(|| wire::member(params.as_ref(), "_meta").cloned());
+                    (version, target, sent_meta, principal.cloned())
+                });
                 let conn = Arc::clone(self);
                 Dispatched::Task(Box::pin(async move {
                     let server = conn.server.clone();
@@ -361,7 +473,24 @@ impl Connection {
                         }
                         Work::Given(method, work) => (method, work),
                     };
-                    let work = combine::catch_unwind(AssertUnwindSafe(work));
+                    let work = match wrapped {
+                        Some((Some(version), target, meta, principal)) => {
+                            let info = middleware::RequestInfo {
+                                method,
+                                id: id.clone(),
+                                target,
+                                version,
+                                principal,
+                                meta,
+                            };
+                            let chain = Arc::clone(&server.inner.middleware);
+                            Box::pin(middleware::run_chain(chain, info, work))
+                        }
+                        _ => work,
+                    };
+                    let work = combine::catch_unwind(AssertUnwindSafe(
+                        tracing::Instrument::instrument(work, span.clone()),
+                    ));
                     let timeout = server.limits().request_timeout;
                     let outcome =
                         match first(token.cancelled(), tokio::time::timeout(timeout, work)).await {
@@ -376,28 +505,33 @@ impl Connection {
                             in_flight.remove(&id);
                         }
                     }
-                    let outcome = outcome?;
+                    let Some(outcome) = outcome else {
+                        observe::record_failure(&span, "cancelled");
+                        return None;
+                    };
+                    let _in_span = span.enter();
                     Some(match outcome {
                         Ok(Ok(Ok(result))) => wire::result_response(&id, result),
-                        Ok(Ok(Err(error))) => wire::error_response(Some(&id), &error),
+                        Ok(Ok(Err(error))) => {
+                            observe::record_error(&span, &error);
+                            wire::error_response(Some(&id), &error)
+                        }
                         Err(_elapsed) => {
                             // Dropping the handler's future cancels it; its asks end too.
                             token.cancel();
                             tracing::warn!(%method, ?timeout, "handler timed out");
-                            wire::error_response(
-                                Some(&id),
-                                &RpcError::internal(format!(
-                                    "Internal error: the handler did not finish within {} ms",
-                                    timeout.as_millis()
-                                )),
-                            )
+                            let error = RpcError::internal(format!(
+                                "Internal error: the handler did not finish within {} ms",
+                                timeout.as_millis()
+                            ));
+                            observe::record_error(&span, &error);
+                            wire::error_response(Some(&id), &error)
                         }
                         Ok(Err(_panic)) => {
                             tracing::error!(%method, "handler panicked");
-                            wire::error_response(
-                                Some(&id),
-                                &RpcError::internal("Internal error: the handler panicked"),
-                            )
+                            let error = RpcError::internal("Internal error: the handler panicked");
+                            observe::record_error(&span, &error);
+                            wire::error_response(Some(&id), &error)
                         }
                     })
                 }))
@@ -486,8 +620,31 @@ fn session_owner() -> String {
     owner
 }
 
+impl Connection {
+    /// Notes that the legacy session began (its `initialize` was answered).
+    fn session_began(&self, transport: Transport, span: &tracing::Span) {
+        let mut state = lock(&self.state);
+        if let Some(v) = state.lifecycle.version() {
+            observe::record_version(span, v.as_str());
+            if state.session_began.is_none() {
+                state.session_began = Some((std::time::Instant::now(), transport));
+            }
+        }
+    }
+}
+
 impl Drop for Connection {
     fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some((began, transport)) = state.session_began {
+            let version = state.lifecycle.version();
+            observe::session_ended(
+                observe::SERVER_SESSION_EVENT,
+                began.elapsed(),
+                version.as_ref().map(|v| v.as_str()),
+                transport,
+            );
+        }
         // Ends the task that forwards server events to this peer (it only holds a weak
         // reference, and would otherwise wait for the next event to notice).
         self.closed.cancel();
