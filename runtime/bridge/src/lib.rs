@@ -617,7 +617,12 @@ pub async fn main() {
             std::process::exit(2);
         }
     };
-    if let Err(message) = run(args).await {
+    // Exports when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (mcp-runtime-otel); flushed
+    // before the process exits.
+    let telemetry = mcp_runtime_otel::init("mcp-bridge");
+    let outcome = run(args).await;
+    telemetry.shutdown();
+    if let Err(message) = outcome {
         eprintln!("mcp-bridge: {message}");
         std::process::exit(1);
     }

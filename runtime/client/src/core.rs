@@ -307,9 +307,7 @@ impl Core {
                 if v.era() == Era::Modern {
                     self.modern_meta(v, meta);
                 }
-                if let Some(trace) = observe::context_to_send(span, options.trace.as_ref()) {
-                    trace.write_meta(meta);
-                }
+
                 if let Some(on_progress) = &options.on_progress {
                     let token = json!(format!("progress-{id}"));
                     let key = token.to_string();
@@ -336,6 +334,12 @@ impl Core {
                     return Err(e);
                 }
             },
+            None => params,
+        };
+        // Written after the projection: W3C trace context is `_meta`'s in every revision
+        // (SEP-414 reserves its keys), though a revision's `_meta` type may not name them.
+        let params = match observe::context_to_send(span, options.trace.as_ref()) {
+            Some(trace) => with_trace(params, &trace),
             None => params,
         };
         let http_headers = if self.kind == LinkKind::StreamableHttp && v.era() == Era::Modern {
@@ -605,6 +609,19 @@ impl Drop for Pending<'_> {
                 .await;
         });
     }
+}
+
+/// `params` with `trace` in its `_meta` (made if absent).
+fn with_trace(mut params: Value, trace: &observe::TraceContext) -> Value {
+    if let Value::Object(members) = &mut params {
+        let meta = members
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            trace.write_meta(meta);
+        }
+    }
+    params
 }
 
 /// `error.type` of a request that got no answer.

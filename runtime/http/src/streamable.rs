@@ -173,7 +173,11 @@ pub(super) async fn post_mcp(
         }
     };
     let header_version = header_str(&headers, http_headers::PROTOCOL_VERSION);
-    let has_meta = probe.meta.is_some();
+    // A legacy `initialize` may carry `_meta` too (W3C trace context, SEP-414): only a
+    // modern `_meta` (naming its revision) makes it a stateless request.
+    let legacy_initialize = probe.method == McpMethod::Initialize.name()
+        && !mcp_runtime::protocol::version::meta_is_modern(probe.meta);
+    let has_meta = probe.meta.is_some() && !legacy_initialize;
     let header_is_legacy = header_version
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == Era::Legacy);

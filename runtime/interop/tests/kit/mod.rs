@@ -18,6 +18,7 @@
 pub mod frames;
 pub mod front;
 pub mod http;
+pub mod otlp;
 pub mod patience;
 pub mod pinned;
 pub mod process;
