@@ -575,3 +575,48 @@ async fn one_trace_through_the_bridge_over_http_modern() {
 async fn one_trace_through_the_bridge_over_http_legacy() {
     one_trace_through_the_bridge(Downstream::Http, "2025-11-25").await;
 }
+
+/// A trace begun by an official SDK client that propagates trace context: the Python SDK
+/// 2.x (`mcp==2.3.0`, the pinned `py-2026-07-28` venv, with `opentelemetry-api`) injects
+/// the current context into `params._meta`; the trace runs on through `mcp-bridge` (over
+/// Streamable HTTP, 2026-07-28) to the upstream server. (The SDKs of the older revisions
+/// and the TypeScript SDK 2.x propagate nothing: see issue 32's report.)
+#[tokio::test]
+async fn a_trace_begun_by_the_python_sdk_runs_through_the_bridge() {
+    kit::pinned::ensure(kit::pinned::Pinned::PythonClients);
+    let receiver = Receiver::start();
+    let upstream = kit::process::example().display().to_string();
+    let mut command = Command::new(kit::process::example_named("bridge"));
+    command.args(["--command", upstream.as_str(), "--http", "127.0.0.1:0"]);
+    exporting(&mut command, &receiver, "http/json");
+    let bridge = HttpExample::start(command);
+    let python = kit::pinned::clients_dir().join("py-2026-07-28/bin/python");
+    let script = kit::pinned::clients_src().join("traced_client.py");
+    let (trace, span) = ("5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174");
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .arg(format!("{}/mcp", bridge.base))
+            .args([trace, span])
+            .output()
+            .map(|o| (o, bridge))
+    })
+    .await
+    .expect("join")
+    .expect("run the Python client");
+    let (output, _bridge) = output;
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        printed.contains(r#""ok": true"#) && printed.contains(r#""isError": false"#),
+        "{printed}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let name = "tools/call test_simple_text";
+    let bridge_server = kit_find_kind(&receiver, "mcp-bridge", name, trace, 2).await;
+    assert_eq!(bridge_server.parent_span_id, span, "{bridge_server:?}");
+    assert_eq!(bridge_server.attr("mcp.protocol.version"), Some("2026-07-28"));
+    let bridge_client = kit_find_kind(&receiver, "mcp-bridge", name, trace, 3).await;
+    assert_eq!(bridge_client.parent_span_id, bridge_server.span_id);
+    let upstream_server = wait_for_span(&receiver, "conformance_server", name, trace).await;
+    assert_eq!(upstream_server.parent_span_id, bridge_client.span_id);
+}
