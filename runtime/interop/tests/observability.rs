@@ -614,7 +614,10 @@ async fn a_trace_begun_by_the_python_sdk_runs_through_the_bridge() {
     let name = "tools/call test_simple_text";
     let bridge_server = kit_find_kind(&receiver, "mcp-bridge", name, trace, 2).await;
     assert_eq!(bridge_server.parent_span_id, span, "{bridge_server:?}");
-    assert_eq!(bridge_server.attr("mcp.protocol.version"), Some("2026-07-28"));
+    assert_eq!(
+        bridge_server.attr("mcp.protocol.version"),
+        Some("2026-07-28")
+    );
     let bridge_client = kit_find_kind(&receiver, "mcp-bridge", name, trace, 3).await;
     assert_eq!(bridge_client.parent_span_id, bridge_server.span_id);
     let upstream_server = wait_for_span(&receiver, "conformance_server", name, trace).await;

@@ -15,15 +15,15 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::auth::Principal;
-use crate::combine::BoxFuture;
+/// A boxed future that may borrow for `'a` (what [`Middleware::handle`] returns).
+pub use crate::combine::BoxFuture;
 use crate::protocol::version::ProtocolVersion;
 use crate::wire::{Encoded, RequestId, RpcError};
 
 /// A layer around request handling; see the [module docs](self).
 ///
 /// ```
-/// use mcp_runtime::middleware::{Middleware, Next, Outcome, RequestInfo};
-/// use mcp_runtime::BoxFuture;
+/// use mcp_runtime::middleware::{BoxFuture, Middleware, Next, Outcome, RequestInfo};
 ///
 /// struct Audit;
 ///
