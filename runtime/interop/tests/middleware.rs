@@ -19,6 +19,10 @@ mod kit;
 
 use kit::stdio::Stdio;
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// One audited request.
 #[derive(Clone, Debug, PartialEq)]
 struct Entry {
@@ -39,7 +43,7 @@ impl Middleware for Audit {
     fn handle<'a>(&'a self, request: &'a RequestInfo, next: Next) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let outcome = next.run(request).await;
-            self.0.lock().unwrap().push(Entry {
+            lock(&self.0).push(Entry {
                 method: request.method().to_owned(),
                 target: request.target().map(str::to_owned),
                 revision: request.revision().as_str().to_owned(),
@@ -73,7 +77,7 @@ impl Middleware for RateLimit {
                 let who = request
                     .principal()
                     .map_or_else(|| "anonymous".to_owned(), Principal::identity);
-                let mut used = self.used.lock().unwrap();
+                let mut used = lock(&self.used);
                 let count = used.entry(who).or_default();
                 if *count >= self.limit {
                     return Outcome::error(RpcError::new(
@@ -101,12 +105,12 @@ impl Middleware for Cache {
                 }
                 _ => return next.run(request).await,
             };
-            if let Some(kept) = self.0.lock().unwrap().get(&key) {
+            if let Some(kept) = lock(&self.0).get(&key) {
                 return Outcome::result(kept);
             }
             let outcome = next.run(request).await;
             if let Some(result) = outcome.result_json() {
-                self.0.lock().unwrap().insert(key, result);
+                lock(&self.0).insert(key, result);
             }
             outcome
         })
