@@ -9,11 +9,11 @@
 //! `cargo bench -p mcp-interop --bench otel_cost [-- --requests N]`
 
 #[path = "support/args.rs"]
+#[allow(dead_code)]
 mod args;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::time::Instant;
 
 use mcp_runtime::model::{Implementation, Tool, ToolResult};
 use mcp_runtime::server::connection::Connection;
