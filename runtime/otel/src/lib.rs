@@ -3,14 +3,11 @@
 //! duration metrics, exported over OTLP (`http/protobuf` or `http/json`).
 //!
 //! ```no_run
-//! #[tokio::main]
-//! async fn main() {
-//!     // Logs to stderr as `RUST_LOG` says; exports when `OTEL_EXPORTER_OTLP_ENDPOINT`
-//!     // is set. Flushed when `telemetry` is dropped.
-//!     let telemetry = mcp_runtime_otel::init("my-mcp-server");
-//!     // ... serve ...
-//!     telemetry.shutdown();
-//! }
+//! // Logs to stderr as `RUST_LOG` says; exports when `OTEL_EXPORTER_OTLP_ENDPOINT` is
+//! // set. Flushed at `shutdown` (or when `telemetry` is dropped).
+//! let telemetry = mcp_runtime_otel::init("my-mcp-server");
+//! // ... serve ...
+//! telemetry.shutdown();
 //! ```
 //!
 //! [`init`] reads the standard variables:
