@@ -401,7 +401,18 @@ async fn weather_exports_over(protocol: &str) {
     assert!(modern.attr("client.port").is_some(), "{modern:?}");
     let legacy = wait_for_span(&receiver, service, "tools/call cities", LEGACY_PARENT.0).await;
     assert_eq!(legacy.parent_span_id, LEGACY_PARENT.1);
-    assert_eq!(legacy.attr("mcp.session.id"), Some(session.as_str()));
+    // A digest of the session id, which is a credential (never exported as it is).
+    let digest: String = <sha2::Sha256 as sha2::Digest>::digest(session.as_bytes())
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(legacy.attr("mcp.session.id"), Some(digest.as_str()));
+    assert_eq!(digest.len(), 32);
+    assert!(receiver
+        .spans()
+        .iter()
+        .all(|s| s.attributes.values().all(|v| !v.contains(session.as_str()))));
     assert_eq!(legacy.attr("mcp.protocol.version"), Some("2025-11-25"));
     let by_header = wait_for_span(&receiver, service, "tools/call cities", HEADER_PARENT.0).await;
     assert_eq!(by_header.parent_span_id, HEADER_PARENT.1);

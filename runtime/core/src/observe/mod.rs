@@ -267,7 +267,7 @@ pub(crate) fn describe_server(
     let member = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
     describe(span, method, id, member);
     if let Some(session) = arrival.session_id {
-        span.record("mcp.session.id", session);
+        span.record("mcp.session.id", session_digest(session).as_str());
     }
     arrival
         .transport
@@ -278,6 +278,14 @@ pub(crate) fn describe_server(
             bridge.set_remote_parent(span, remote);
         }
     }
+}
+
+/// What `mcp.session.id` records of a session id: the first 16 bytes of its SHA-256, in
+/// hex. An HTTP session id is a credential (whoever holds it speaks in the session), so
+/// it is never logged or exported; its digest still ties a session's spans together.
+pub fn session_digest(session_id: &str) -> String {
+    let digest = crate::primitives::sha256::sha256(session_id.as_bytes());
+    trace_context::to_hex(digest.get(..16).unwrap_or(&digest))
 }
 
 /// Records the revision a request is served at.

@@ -188,7 +188,7 @@ fn hex_byte(two: &[u8]) -> Option<u8> {
     }
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+pub(super) fn to_hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
         // `from_digit` writes lower-case, as W3C requires.

@@ -424,7 +424,10 @@ impl Connection {
                         return Dispatched::Ready(answer);
                     }
                     Admission::Handler(v, m, ctx) => {
-                        observe::record_version(&span, v.as_str());
+                        // A legacy session's revision is recorded already.
+                        if v.era() == Era::Modern {
+                            observe::record_version(&span, v.as_str());
+                        }
                         Work::Handler(
                             v,
                             m,
