@@ -246,8 +246,13 @@ impl Core {
         params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Value, ClientError> {
-        let span = observe::client_span(method, Some(&params), Some(v.as_str()), None);
-        observe::record_client_transport(&span, self.transport());
+        let span = observe::client_span(
+            method,
+            Some(&params),
+            Some(v.as_str()),
+            None,
+            self.transport(),
+        );
         let outcome = tracing::Instrument::instrument(
             self.request_in(&span, v, method, params, options),
             span.clone(),

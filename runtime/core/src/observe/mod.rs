@@ -104,26 +104,6 @@ pub enum Transport {
     },
 }
 
-impl Transport {
-    fn record(&self, span: &Span, peer_field: (&str, &str)) {
-        match self {
-            Transport::Unknown => {}
-            Transport::Pipe => {
-                span.record("network.transport", "pipe");
-            }
-            Transport::Http { version, peer } => {
-                span.record("network.transport", "tcp");
-                span.record("network.protocol.name", "http");
-                span.record("network.protocol.version", *version);
-                if let Some(peer) = peer {
-                    span.record(peer_field.0, tracing::field::display(peer.ip()));
-                    span.record(peer_field.1, u64::from(peer.port()));
-                }
-            }
-        }
-    }
-}
-
 /// What a transport knows of a frame beyond its bytes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Arrival<'a> {
@@ -138,32 +118,138 @@ pub struct Arrival<'a> {
     pub transport_trace: Option<&'a TraceContext>,
 }
 
-/// A new server span for `method` (nothing else recorded yet).
+/// A new server span for a message that arrived: its name and attributes recorded at
+/// once (one call into the subscriber), its remote parent from `meta` (the request's
+/// `_meta`, else the one in `params`) or else the transport's trace context. Nothing is
+/// computed when no one records the span.
 #[inline]
-pub(crate) fn server_span(method: &str) -> Span {
-    tracing::info_span!(
+pub(crate) fn server_span(
+    method: &str,
+    id: Option<&RequestId>,
+    params: Option<&Value>,
+    meta: Option<&Value>,
+    arrival: &Arrival<'_>,
+    version: impl FnOnce() -> Option<String>,
+) -> Span {
+    if !spans_enabled() {
+        return Span::none();
+    }
+    described_server_span(method, id, params, meta, arrival, version())
+}
+
+fn described_server_span(
+    method: &str,
+    id: Option<&RequestId>,
+    params: Option<&Value>,
+    meta: Option<&Value>,
+    arrival: &Arrival<'_>,
+    version: Option<String>,
+) -> Span {
+    let member = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
+    let target = Target::of(method, member);
+    let network = Network::of(arrival.transport);
+    let session = arrival.session_id.map(session_digest);
+    let span = tracing::info_span!(
         target: TARGET,
         SERVER_SPAN,
-        otel.name = Empty,
+        otel.name = target.name(method).as_ref(),
         otel.kind = "server",
         otel.status_code = Empty,
         otel.status_description = Empty,
         mcp.method.name = method,
-        mcp.protocol.version = Empty,
-        mcp.session.id = Empty,
-        mcp.resource.uri = Empty,
-        jsonrpc.request.id = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        gen_ai.operation.name = Empty,
+        mcp.protocol.version = version.as_deref(),
+        mcp.session.id = session.as_deref(),
+        mcp.resource.uri = target.uri,
+        jsonrpc.request.id = id.map(tracing::field::display),
+        gen_ai.tool.name = target.tool,
+        gen_ai.prompt.name = target.prompt,
+        gen_ai.operation.name = target.tool.map(|_| "execute_tool"),
         "error.type" = Empty,
         rpc.response.status_code = Empty,
-        network.transport = Empty,
-        network.protocol.name = Empty,
-        network.protocol.version = Empty,
-        client.address = Empty,
-        client.port = Empty,
-    )
+        network.transport = network.transport,
+        network.protocol.name = network.protocol,
+        network.protocol.version = network.version,
+        client.address = network.peer.map(|p| tracing::field::display(p.ip())),
+        client.port = network.peer.map(|p| u64::from(p.port())),
+    );
+    if let Some(bridge) = trace_bridge() {
+        let meta = meta.or_else(|| params.and_then(|p| p.get("_meta")));
+        let remote = meta.and_then(TraceContext::from_meta);
+        if let Some(remote) = remote.as_ref().or(arrival.transport_trace) {
+            bridge.set_remote_parent(&span, remote);
+        }
+    }
+    span
+}
+
+/// What a request names: a tool or prompt (the span's name), a resource (an attribute).
+struct Target<'p> {
+    tool: Option<&'p str>,
+    prompt: Option<&'p str>,
+    uri: Option<&'p str>,
+}
+
+impl<'p> Target<'p> {
+    fn of(method: &str, member: impl Fn(&str) -> Option<&'p str>) -> Target<'p> {
+        let mut target = Target {
+            tool: None,
+            prompt: None,
+            uri: None,
+        };
+        match method {
+            "tools/call" => target.tool = member("name"),
+            "prompts/get" => target.prompt = member("name"),
+            // A URI is high-cardinality: an attribute, not in the name (the conventions'
+            // default).
+            "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+            | "notifications/resources/updated" => target.uri = member("uri"),
+            _ => {}
+        }
+        target
+    }
+
+    /// `{mcp.method.name} {target}`, or the method alone.
+    fn name<'m>(&self, method: &'m str) -> std::borrow::Cow<'m, str> {
+        match self.tool.or(self.prompt) {
+            Some(target) => std::borrow::Cow::Owned(format!("{method} {target}")),
+            None => std::borrow::Cow::Borrowed(method),
+        }
+    }
+}
+
+/// A transport as the network attributes say it.
+struct Network {
+    transport: Option<&'static str>,
+    protocol: Option<&'static str>,
+    version: Option<&'static str>,
+    peer: Option<SocketAddr>,
+}
+
+impl Network {
+    fn of(transport: Transport) -> Network {
+        match transport {
+            Transport::Unknown => Network {
+                transport: None,
+                protocol: None,
+                version: None,
+                peer: None,
+            },
+            Transport::Pipe => Network {
+                transport: Some("pipe"),
+                protocol: None,
+                version: None,
+                peer: None,
+            },
+            Transport::Http { version, peer } => Network {
+                transport: Some("tcp"),
+                protocol: Some("http"),
+                version: Some(version),
+                peer,
+            },
+        }
+    }
 }
 
 /// A new client span for `method`, with its conventional attributes: to be entered (or
@@ -173,110 +259,44 @@ pub fn client_span(
     params: Option<&serde_json::Map<String, Value>>,
     protocol_version: Option<&str>,
     session_id: Option<&str>,
+    transport: Transport,
 ) -> Span {
-    let span = tracing::info_span!(
+    if !spans_enabled() {
+        return Span::none();
+    }
+    let member = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
+    let target = Target::of(method, member);
+    let network = Network::of(transport);
+    let session = session_id.map(session_digest);
+    tracing::info_span!(
         target: TARGET,
         CLIENT_SPAN,
-        otel.name = Empty,
+        otel.name = target.name(method).as_ref(),
         otel.kind = "client",
         otel.status_code = Empty,
         otel.status_description = Empty,
         mcp.method.name = method,
         mcp.protocol.version = protocol_version,
-        mcp.session.id = session_id,
-        mcp.resource.uri = Empty,
+        mcp.session.id = session.as_deref(),
+        mcp.resource.uri = target.uri,
         jsonrpc.request.id = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = target.tool,
+        gen_ai.prompt.name = target.prompt,
+        gen_ai.operation.name = target.tool.map(|_| "execute_tool"),
         "error.type" = Empty,
         rpc.response.status_code = Empty,
-        network.transport = Empty,
-        network.protocol.name = Empty,
-        network.protocol.version = Empty,
-        server.address = Empty,
-        server.port = Empty,
-    );
-    if !span.is_disabled() {
-        let member = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
-        describe(&span, method, None, member);
-    }
-    span
+        network.transport = network.transport,
+        network.protocol.name = network.protocol,
+        network.protocol.version = network.version,
+        server.address = network.peer.map(|p| tracing::field::display(p.ip())),
+        server.port = network.peer.map(|p| u64::from(p.port())),
+    )
 }
 
 /// Records a client span's request id (known once the request is numbered).
 pub fn record_request_id(span: &Span, id: &RequestId) {
     if !span.is_disabled() {
         span.record("jsonrpc.request.id", tracing::field::display(id));
-    }
-}
-
-/// Records a client span's transport (`server.address` and `server.port` for HTTP).
-pub fn record_client_transport(span: &Span, transport: Transport) {
-    if !span.is_disabled() {
-        transport.record(span, ("server.address", "server.port"));
-    }
-}
-
-/// The name, id and target attributes of a request or notification span.
-fn describe<'p>(
-    span: &Span,
-    method: &str,
-    id: Option<&RequestId>,
-    member: impl Fn(&str) -> Option<&'p str>,
-) {
-    if let Some(id) = id {
-        span.record("jsonrpc.request.id", tracing::field::display(id));
-    }
-    let target = match method {
-        "tools/call" => member("name").inspect(|name| {
-            span.record("gen_ai.tool.name", *name);
-            span.record("gen_ai.operation.name", "execute_tool");
-        }),
-        "prompts/get" => member("name").inspect(|name| {
-            span.record("gen_ai.prompt.name", *name);
-        }),
-        "resources/read"
-        | "resources/subscribe"
-        | "resources/unsubscribe"
-        | "notifications/resources/updated" => {
-            if let Some(uri) = member("uri") {
-                span.record("mcp.resource.uri", uri);
-            }
-            // A URI is high-cardinality: not in the name (the conventions' default).
-            None
-        }
-        _ => None,
-    };
-    match target {
-        Some(target) => span.record("otel.name", format!("{method} {target}")),
-        None => span.record("otel.name", method),
-    };
-}
-
-/// Describes a server span for a message that arrived: its attributes, and its remote
-/// parent from `meta` (the request's `_meta`) or else the transport's trace context.
-pub(crate) fn describe_server(
-    span: &Span,
-    method: &str,
-    id: Option<&RequestId>,
-    params: Option<&Value>,
-    meta: Option<&Value>,
-    arrival: &Arrival<'_>,
-) {
-    let member = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
-    describe(span, method, id, member);
-    if let Some(session) = arrival.session_id {
-        span.record("mcp.session.id", session_digest(session).as_str());
-    }
-    arrival
-        .transport
-        .record(span, ("client.address", "client.port"));
-    if let Some(bridge) = trace_bridge() {
-        let remote = meta.and_then(TraceContext::from_meta);
-        if let Some(remote) = remote.as_ref().or(arrival.transport_trace) {
-            bridge.set_remote_parent(span, remote);
-        }
     }
 }
 

@@ -334,14 +334,10 @@ impl Connection {
         let principal = arrival.principal;
         match message {
             Message::Notification { method, params } => {
-                let span = observe::server_span(&method);
-                if !span.is_disabled() {
-                    let meta = wire::member(params.as_ref(), "_meta");
-                    observe::describe_server(&span, &method, None, params.as_ref(), meta, arrival);
-                    if let Some(v) = self.version() {
-                        observe::record_version(&span, v.as_str());
-                    }
-                }
+                let span =
+                    observe::server_span(&method, None, params.as_ref(), None, arrival, || {
+                        self.version().map(|v| v.as_str().to_owned())
+                    });
                 let _in_span = span.enter();
                 self.notification(&method, params.as_ref());
                 Dispatched::Nothing
@@ -358,33 +354,27 @@ impl Connection {
                 params,
                 meta,
             } => {
-                let span = observe::server_span(&method);
-                if !span.is_disabled() {
-                    let meta_value = meta
-                        .as_ref()
-                        .map(RequestMeta::value)
-                        .or_else(|| wire::member(params.as_ref(), "_meta"));
-                    observe::describe_server(
-                        &span,
-                        &method,
-                        Some(&id),
-                        params.as_ref(),
-                        meta_value,
-                        arrival,
-                    );
-                    match self.version() {
-                        Some(v) => observe::record_version(&span, v.as_str()),
-                        None => {
-                            // A modern request names its revision; what admission
-                            // negotiates is recorded below when it differs.
-                            let claimed = wire::member(meta_value, version::META_PROTOCOL_VERSION)
-                                .and_then(Value::as_str);
-                            if let Some(claimed) = claimed {
-                                observe::record_version(&span, claimed);
-                            }
-                        }
-                    }
-                }
+                let meta_value = meta.as_ref().map(RequestMeta::value);
+                let span = observe::server_span(
+                    &method,
+                    Some(&id),
+                    params.as_ref(),
+                    meta_value,
+                    arrival,
+                    || match self.version() {
+                        Some(v) => Some(v.as_str().to_owned()),
+                        // A modern request names its revision.
+                        None => wire::member(meta_value, version::META_PROTOCOL_VERSION)
+                            .or_else(|| {
+                                wire::member(
+                                    wire::member(params.as_ref(), "_meta"),
+                                    version::META_PROTOCOL_VERSION,
+                                )
+                            })
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                    },
+                );
                 if let Some(refused) = self.refuse_id(&id, lock(&self.in_flight).deref()) {
                     observe::record_failure(&span, "refused");
                     return Dispatched::Ready(refused);
@@ -423,19 +413,13 @@ impl Connection {
                         };
                         return Dispatched::Ready(answer);
                     }
-                    Admission::Handler(v, m, ctx) => {
-                        // A legacy session's revision is recorded already.
-                        if v.era() == Era::Modern {
-                            observe::record_version(&span, v.as_str());
-                        }
-                        Work::Handler(
-                            v,
-                            m,
-                            ctx.with_request_id(id.clone())
-                                .with_principal(principal.cloned())
-                                .with_remote_trace(remote_trace),
-                        )
-                    }
+                    Admission::Handler(v, m, ctx) => Work::Handler(
+                        v,
+                        m,
+                        ctx.with_request_id(id.clone())
+                            .with_principal(principal.cloned())
+                            .with_remote_trace(remote_trace),
+                    ),
                     Admission::Work(method, work) => Work::Given(method, work),
                 };
                 {
