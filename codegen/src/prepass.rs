@@ -73,6 +73,7 @@ fn prepare_inner(
     flatten_all_of(revision, &mut defs)?;
     hoist_inline_types(&mut defs, &mut hoisted);
     open_messages(&mut defs);
+    open_meta_objects(&mut defs);
     open_json_schema_documents(&mut defs);
     consts_to_enums(&mut defs, &mut hoisted);
     any_of_to_one_of(&mut defs);
@@ -547,6 +548,31 @@ fn open_messages(defs: &mut Definitions) {
         if let (true, Value::Object(map)) = (is_message || is_result, def) {
             map.entry("additionalProperties")
                 .or_insert_with(|| json!({}));
+        }
+    }
+}
+
+/// Every type a `_meta` member refers to keeps the keys it does not declare. A `_meta`
+/// is open by definition (`MetaObject`: "clients and servers use [it] to attach
+/// additional metadata", any key that follows the naming rules), but 2026-07-28 types it
+/// as `RequestMetaObject`/`ResultMetaObject`/`NotificationMetaObject`, objects with a
+/// few reserved properties and no `additionalProperties`, where the older revisions
+/// wrote `additionalProperties: {}` on theirs. Closed, they would drop every key an
+/// application sets (a trace context, MCP Apps' `ui`) from what is sent in 2026-07-28.
+/// Runs after hoisting, so an inline `_meta` object is a named definition by then.
+fn open_meta_objects(defs: &mut Definitions) {
+    let mut targets = BTreeSet::new();
+    for def in defs.values() {
+        if let Some(target) = def.pointer("/properties/_meta").and_then(ref_target) {
+            targets.insert(target.to_owned());
+        }
+    }
+    for target in targets {
+        if let Some(Value::Object(map)) = defs.get_mut(&target) {
+            if map.contains_key("properties") {
+                map.entry("additionalProperties")
+                    .or_insert_with(|| json!({}));
+            }
         }
     }
 }

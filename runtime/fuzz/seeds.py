@@ -116,7 +116,44 @@ def http_input(setup=SETUP_NOTHING, rev=None, method="POST", path="mcp", host="l
     return out + body
 
 
+def sse_and_jwt(out):
+    """Seeds of sse_parser (chunk size, limit selector, stream) and jwt_token (a token, or
+    claims that the target also wraps into one)."""
+    sse = Writer(out, "sse_parser")
+    jwt = Writer(out, "jwt_token")
+    answer = compact({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}]}})
+    streams = [
+        b"event: endpoint\ndata: /messages?sessionId=abc\n\n",
+        b"id: 0-1\nretry: 1000\ndata: \n\n" + b"id: 0-2\ndata: " + answer + b"\n\n",
+        b": keep-alive\r\n\r\ndata: " + answer + b"\r\n\r\n",
+        b"data: {\"a\":\ndata: 1}\r\rdata: x\r\n\r\n",
+        b"data: " + b"y" * 2000 + b"\n\n",
+        b"id: \x00\nevent: message\ndata\n\n",
+    ]
+    for stream in streams:
+        for chunk in (0, 1, 7):
+            for limit in (0, 1, 3):
+                sse.add(bytes([chunk, limit]) + stream)
+    claims = {"iss": "https://as.example.com", "aud": "https://mcp.example.com/mcp", "sub": "alice",
+              "client_id": "app", "scope": "mcp:tools", "iat": 1699999000, "exp": 1700000600}
+    variants = [claims, {**claims, "aud": ["x", "https://mcp.example.com/mcp/"]},
+                {**claims, "iat": 1700009999}, {k: v for k, v in claims.items() if k not in ("sub", "client_id")},
+                {**claims, "scp": ["a", "b"]}, {**claims, "exp": "soon"}, {**claims, "nbf": 1.5e300}]
+    for c in variants:
+        jwt.add(compact(c))
+        header = b64url(compact({"alg": "RS256", "typ": "at+jwt", "kid": "a"}))
+        jwt.add((header + "." + b64url(compact(c)) + ".c2ln").encode())
+    for raw in [b"", b"a.b.c", b"..", b"e30.e30.", b"bm9uZQ.e30.e30.x"]:
+        jwt.add(raw)
+
+
+def b64url(data):
+    import base64
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
 def main(out):
+    sse_and_jwt(out)
     frame = Writer(out, "jsonrpc_frame")
     msgs = Writer(out, "revision_messages")
     stdio = Writer(out, "stdio_lines")

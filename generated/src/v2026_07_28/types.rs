@@ -8574,7 +8574,7 @@ impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityErrorErro
     }
 }
 ///Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct NotificationMetaObject {
     /**Identifies the subscription stream a notification was delivered on. The
 server MUST include this key on every notification delivered via a
@@ -8587,38 +8587,38 @@ why it is optional here.
 The value is the JSON-RPC ID of the `subscriptions/listen` request that
 opened the stream.*/
     pub io_modelcontextprotocol_subscription_id: ::std::option::Option<RequestId>,
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for NotificationMetaObject {
+    #[inline]
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    #[inline]
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 impl ::serde::Serialize for NotificationMetaObject {
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = crate::support::present(
-            0usize,
-            &[
-                ::std::matches!(
-                    self.io_modelcontextprotocol_subscription_id,
-                    ::std::option::Option::Some(_)
-                ),
-            ],
-        );
-        let mut state = match serializer.serialize_struct("NotificationMetaObject", len)
-        {
-            ::std::result::Result::Ok(state) => state,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        if ::std::matches!(
-            self.io_modelcontextprotocol_subscription_id, ::std::option::Option::Some(_)
-        ) {
-            if let ::std::result::Result::Err(e) = state
-                .serialize_field(
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.io_modelcontextprotocol_subscription_id.is_some() {
+            state
+                .serialize_entry(
                     "io.modelcontextprotocol/subscriptionId",
                     &self.io_modelcontextprotocol_subscription_id,
-                )
-            {
-                return ::std::result::Result::Err(e);
-            }
+                )?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
         }
         state.end()
     }
@@ -8630,18 +8630,20 @@ impl crate::support::FromValue for NotificationMetaObject {
         let mut field0: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
             ::std::option::Option::None,
         );
+        let mut rest = ::serde_json::Map::new();
         if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct NotificationMetaObject",
-            ::std::option::Option::Some(&["io.modelcontextprotocol/subscriptionId"]),
+            ::std::option::Option::None,
             &["io.modelcontextprotocol/subscriptionId"],
             &mut [&mut field0],
-            ::std::option::Option::None,
+            ::std::option::Option::Some(&mut rest),
         ) {
             return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
             io_modelcontextprotocol_subscription_id: field0.0,
+            extra: rest,
         })
     }
 }
@@ -10319,77 +10321,58 @@ server does not support the requested version, it MUST return an
     pub io_modelcontextprotocol_protocol_version: ::std::string::String,
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub progress_token: ::std::option::Option<ProgressToken>,
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for RequestMetaObject {
+    #[inline]
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    #[inline]
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 impl ::serde::Serialize for RequestMetaObject {
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = crate::support::present(
-            2usize,
-            &[
-                ::std::matches!(
-                    self.io_modelcontextprotocol_client_info,
-                    ::std::option::Option::Some(_)
-                ),
-                ::std::matches!(
-                    self.io_modelcontextprotocol_log_level,
-                    ::std::option::Option::Some(_)
-                ),
-                ::std::matches!(self.progress_token, ::std::option::Option::Some(_)),
-            ],
-        );
-        let mut state = match serializer.serialize_struct("RequestMetaObject", len) {
-            ::std::result::Result::Ok(state) => state,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        if let ::std::result::Result::Err(e) = state
-            .serialize_field(
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state
+            .serialize_entry(
                 "io.modelcontextprotocol/clientCapabilities",
                 &self.io_modelcontextprotocol_client_capabilities,
-            )
-        {
-            return ::std::result::Result::Err(e);
-        }
-        if ::std::matches!(
-            self.io_modelcontextprotocol_client_info, ::std::option::Option::Some(_)
-        ) {
-            if let ::std::result::Result::Err(e) = state
-                .serialize_field(
+            )?;
+        if self.io_modelcontextprotocol_client_info.is_some() {
+            state
+                .serialize_entry(
                     "io.modelcontextprotocol/clientInfo",
                     &self.io_modelcontextprotocol_client_info,
-                )
-            {
-                return ::std::result::Result::Err(e);
-            }
+                )?;
         }
-        if ::std::matches!(
-            self.io_modelcontextprotocol_log_level, ::std::option::Option::Some(_)
-        ) {
-            if let ::std::result::Result::Err(e) = state
-                .serialize_field(
+        if self.io_modelcontextprotocol_log_level.is_some() {
+            state
+                .serialize_entry(
                     "io.modelcontextprotocol/logLevel",
                     &self.io_modelcontextprotocol_log_level,
-                )
-            {
-                return ::std::result::Result::Err(e);
-            }
+                )?;
         }
-        if let ::std::result::Result::Err(e) = state
-            .serialize_field(
+        state
+            .serialize_entry(
                 "io.modelcontextprotocol/protocolVersion",
                 &self.io_modelcontextprotocol_protocol_version,
-            )
-        {
-            return ::std::result::Result::Err(e);
+            )?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
         }
-        if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
-            if let ::std::result::Result::Err(e) = state
-                .serialize_field("progressToken", &self.progress_token)
-            {
-                return ::std::result::Result::Err(e);
-            }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
         }
         state.end()
     }
@@ -10409,18 +10392,11 @@ impl crate::support::FromValue for RequestMetaObject {
         let mut field4: crate::support::Member<::std::option::Option<ProgressToken>> = crate::support::Member(
             ::std::option::Option::None,
         );
+        let mut rest = ::serde_json::Map::new();
         if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct RequestMetaObject",
-            ::std::option::Option::Some(
-                &[
-                    "io.modelcontextprotocol/clientCapabilities",
-                    "io.modelcontextprotocol/clientInfo",
-                    "io.modelcontextprotocol/logLevel",
-                    "io.modelcontextprotocol/protocolVersion",
-                    "progressToken",
-                ],
-            ),
+            ::std::option::Option::None,
             &[
                 "io.modelcontextprotocol/clientCapabilities",
                 "io.modelcontextprotocol/clientInfo",
@@ -10429,7 +10405,7 @@ impl crate::support::FromValue for RequestMetaObject {
                 "progressToken",
             ],
             &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
-            ::std::option::Option::None,
+            ::std::option::Option::Some(&mut rest),
         ) {
             return ::std::result::Result::Err(e);
         }
@@ -10451,6 +10427,7 @@ impl crate::support::FromValue for RequestMetaObject {
             io_modelcontextprotocol_log_level: field2.0,
             io_modelcontextprotocol_protocol_version: field3,
             progress_token: field4.0,
+            extra: rest,
         })
     }
 }
@@ -11558,7 +11535,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
     }
 }
 ///Extends {@link MetaObject} with additional result-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResultMetaObject {
     /**Identifies the server software producing the response. Servers SHOULD
 include this field on every response unless specifically configured not
@@ -11572,37 +11549,38 @@ protocol. It is intended for display, logging, and debugging. Clients
 SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
 security decisions.*/
     pub io_modelcontextprotocol_server_info: ::std::option::Option<Implementation>,
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ResultMetaObject {
+    #[inline]
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    #[inline]
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 impl ::serde::Serialize for ResultMetaObject {
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = crate::support::present(
-            0usize,
-            &[
-                ::std::matches!(
-                    self.io_modelcontextprotocol_server_info,
-                    ::std::option::Option::Some(_)
-                ),
-            ],
-        );
-        let mut state = match serializer.serialize_struct("ResultMetaObject", len) {
-            ::std::result::Result::Ok(state) => state,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        if ::std::matches!(
-            self.io_modelcontextprotocol_server_info, ::std::option::Option::Some(_)
-        ) {
-            if let ::std::result::Result::Err(e) = state
-                .serialize_field(
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.io_modelcontextprotocol_server_info.is_some() {
+            state
+                .serialize_entry(
                     "io.modelcontextprotocol/serverInfo",
                     &self.io_modelcontextprotocol_server_info,
-                )
-            {
-                return ::std::result::Result::Err(e);
-            }
+                )?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
         }
         state.end()
     }
@@ -11614,18 +11592,20 @@ impl crate::support::FromValue for ResultMetaObject {
         let mut field0: crate::support::Member<::std::option::Option<Implementation>> = crate::support::Member(
             ::std::option::Option::None,
         );
+        let mut rest = ::serde_json::Map::new();
         if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResultMetaObject",
-            ::std::option::Option::Some(&["io.modelcontextprotocol/serverInfo"]),
+            ::std::option::Option::None,
             &["io.modelcontextprotocol/serverInfo"],
             &mut [&mut field0],
-            ::std::option::Option::None,
+            ::std::option::Option::Some(&mut rest),
         ) {
             return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
             io_modelcontextprotocol_server_info: field0.0,
+            extra: rest,
         })
     }
 }
@@ -13582,47 +13562,43 @@ the stream's notifications. The value is the JSON-RPC ID of the
 `subscriptions/listen` request that opened the stream (and equals this
 response's `id`).*/
     pub io_modelcontextprotocol_subscription_id: RequestId,
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for SubscriptionsListenResultMetaObject {
+    #[inline]
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    #[inline]
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 impl ::serde::Serialize for SubscriptionsListenResultMetaObject {
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = crate::support::present(
-            1usize,
-            &[
-                ::std::matches!(
-                    self.io_modelcontextprotocol_server_info,
-                    ::std::option::Option::Some(_)
-                ),
-            ],
-        );
-        let mut state = match serializer
-            .serialize_struct("SubscriptionsListenResultMetaObject", len)
-        {
-            ::std::result::Result::Ok(state) => state,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        if ::std::matches!(
-            self.io_modelcontextprotocol_server_info, ::std::option::Option::Some(_)
-        ) {
-            if let ::std::result::Result::Err(e) = state
-                .serialize_field(
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.io_modelcontextprotocol_server_info.is_some() {
+            state
+                .serialize_entry(
                     "io.modelcontextprotocol/serverInfo",
                     &self.io_modelcontextprotocol_server_info,
-                )
-            {
-                return ::std::result::Result::Err(e);
-            }
+                )?;
         }
-        if let ::std::result::Result::Err(e) = state
-            .serialize_field(
+        state
+            .serialize_entry(
                 "io.modelcontextprotocol/subscriptionId",
                 &self.io_modelcontextprotocol_subscription_id,
-            )
-        {
-            return ::std::result::Result::Err(e);
+            )?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
         }
         state.end()
     }
@@ -13635,21 +13611,17 @@ impl crate::support::FromValue for SubscriptionsListenResultMetaObject {
             ::std::option::Option::None,
         );
         let mut field1: ::std::option::Option<RequestId> = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
         if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct SubscriptionsListenResultMetaObject",
-            ::std::option::Option::Some(
-                &[
-                    "io.modelcontextprotocol/serverInfo",
-                    "io.modelcontextprotocol/subscriptionId",
-                ],
-            ),
+            ::std::option::Option::None,
             &[
                 "io.modelcontextprotocol/serverInfo",
                 "io.modelcontextprotocol/subscriptionId",
             ],
             &mut [&mut field0, &mut field1],
-            ::std::option::Option::None,
+            ::std::option::Option::Some(&mut rest),
         ) {
             return ::std::result::Result::Err(e);
         }
@@ -13661,6 +13633,7 @@ impl crate::support::FromValue for SubscriptionsListenResultMetaObject {
         ::std::result::Result::Ok(Self {
             io_modelcontextprotocol_server_info: field0.0,
             io_modelcontextprotocol_subscription_id: field1,
+            extra: rest,
         })
     }
 }

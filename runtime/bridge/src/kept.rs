@@ -20,7 +20,7 @@ use mcp_runtime::model::{
     Elicitation, PromptResult, ResourceContents, Root, SampledMessage, ToolResult,
 };
 use mcp_runtime::{Ask, AskErrorKind, Context, RpcError};
-use mcp_runtime_client::{Client, ClientError, ClientHandlers, Progress, RequestOptions};
+use mcp_runtime_client::{Client, ClientError, ClientHandlers, Progress};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot, RwLock};
 
@@ -139,10 +139,7 @@ impl KeptCalls {
                 }
                 (token, waiting.upcalls, waiting.asked)
             }
-            None => {
-                let upcalls = self.start(client, serial, request, ctx.remote_trace().cloned());
-                (new_token()?, upcalls, 0)
-            }
+            None => (new_token()?, self.start(client, serial, request, ctx), 0),
         };
         loop {
             match upcalls.recv().await {
@@ -211,21 +208,17 @@ impl KeptCalls {
         client: &Client,
         serial: Option<&Arc<RwLock<()>>>,
         request: KeptRequest,
-        trace: Option<mcp_runtime::observe::TraceContext>,
+        ctx: &Context,
     ) -> mpsc::UnboundedReceiver<Upcall> {
         let (tx, rx) = mpsc::unbounded_channel();
         let progress = tx.clone();
-        let options = RequestOptions::new()
+        let options = super::upstream_options(ctx)
             .handlers(asking(tx.clone()))
             .on_progress(move |p| {
                 let _ = progress.send(Upcall::Progress(p));
             })
             // The call may wait on the client's rounds; [`KEPT_FOR`] bounds each.
             .timeout(Duration::ZERO);
-        let options = match trace {
-            Some(trace) => options.trace_context(trace),
-            None => options,
-        };
         let (client, serial) = (client.clone(), serial.cloned());
         // In the span of the request that started it: its upstream span is that one's
         // child, though it runs on across the client's rounds.

@@ -2,34 +2,37 @@
 //! serves it, through this runtime, to clients of every revision.
 //!
 //! ```text
-//! mcp-bridge (--command "CMD" | --url URL) [--http ADDR] [--header "NAME: VALUE"]...
-//!            [--bearer TOKEN] [--oauth | --oauth-headless] [--oauth-client ID[:SECRET]]
-//!            [--oauth-client-credentials] [--oauth-redirect URI]
+//! mcp-bridge (--command "CMD" | --url URL | -- PROGRAM ARGS…) [--http ADDR]
+//!            [--revision REV] [--header "NAME: VALUE"]... [--bearer TOKEN]
+//!            [--oauth | --oauth-headless] [--oauth-client ID[:SECRET]]
+//!            [--oauth-client-credentials] [--oauth-redirect URI] [--drain-timeout SECS]
+//!            [--max-sessions N] [--session-idle-timeout SECS]
 //! ```
 //!
-//! An upstream URL that wants authorization gets a fixed token with `--bearer`, or OAuth:
-//! `--oauth` prints the authorization URL to open and waits on the loopback redirect URI
-//! (`--oauth-redirect`, default `http://127.0.0.1:8976/callback`); `--oauth-headless`
-//! follows the authorization server's redirects without a browser (servers that approve
-//! without a user); `--oauth-client` gives pre-registered credentials (else the bridge
-//! registers dynamically); `--oauth-client-credentials` uses them in the client
-//! credentials grant.
+//! The flags that name the upstream server and how to reach it are `mcp`'s
+//! (`mcp_cli::target`): `--command` runs a shell command line with `sh -c`, `-- PROGRAM
+//! ARGS…` runs a program without a shell, either in a process group of its own that the
+//! bridge ends whole when it exits, whatever the cause; `--url` speaks Streamable HTTP or
+//! HTTP+SSE, with `--header`, `--bearer` or OAuth; `--revision` pins the upstream revision
+//! (no `server/discover` probe).
 //!
 //! Without `--http` the bridge serves one client on its own stdin and stdout; with
 //! `--http ADDR` it serves Streamable HTTP at `http://ADDR/mcp` (both eras) and HTTP+SSE
-//! at `/sse` (2024-11-05). Upstream, it speaks whatever revision the server does
-//! (probing `server/discover`, else `initialize`); downstream, every client gets its own
-//! revision, each message re-shaped for it by the runtime.
+//! at `/sse` (2024-11-05). Downstream, every client gets its own revision, each message
+//! re-shaped for it by the runtime.
 //!
 //! What the upstream server lists (tools, resources, resource templates, prompts) is
 //! served under the same names and forwarded call by call; completions too. What the
 //! upstream server asks while a call runs (sampling, elicitation, roots) is relayed to
 //! the client whose call it is — as a server request to a legacy client, as an
 //! `input_required` round to a 2026-07-28 one — and its progress reports are relayed
-//! too. Changes of the upstream lists (tools, resources and resource templates,
-//! prompts) are followed: the list is read again and what is served brought in line,
-//! which the downstream clients hear as a list change; resource updates are announced
-//! downstream. When the upstream server goes away, the bridge exits.
+//! too. A 2026-07-28 upstream sees, on each forwarded request, the capabilities the
+//! downstream client declared; a legacy upstream session is shared, so it sees the
+//! capabilities the bridge can relay, and an ask a client cannot answer is refused with
+//! the reason (the client did not declare it). Changes of the upstream lists are
+//! followed: the list is read again and what is served brought in line, which the
+//! downstream clients hear as a list change; resource updates are announced downstream.
+//! An upstream without an optional method (`subscriptions/listen`) is noted once.
 //!
 //! Which downstream call an upstream server's request serves: over Streamable HTTP, the
 //! call whose response stream it arrives on. Over stdio the wire does not say (no
@@ -38,16 +41,21 @@
 //! elicitation or roots) runs upstream alone, while calls of clients that cannot be
 //! asked run side by side — then an upstream request belongs to the one asking call in
 //! flight, or, with none, is refused (sampling, elicitation) or answered with the roots
-//! the last downstream client reported. The price: over stdio, asking calls wait for
-//! each other and for the calls in flight (a downstream client that calls the bridge
-//! again from inside its own sampling handler waits until the first call is over).
+//! the last downstream client reported (refused while no client has reported any, so
+//! that the upstream asks again during a call instead of keeping an empty list). The
+//! price: over stdio, asking calls wait for each other and for the calls in flight.
 //!
 //! A 2026-07-28 client answers an ask by retrying its request: the bridge keeps the
 //! upstream request (tool call, resource read, prompt) running between the rounds and
 //! hands the retry's answer to the waiting ask (`kept.rs`), so it runs upstream
 //! once, however many rounds it takes; a client that does not retry within five minutes
 //! fails the ask upstream.
-//! Upstream log messages go to the bridge's stderr.
+//!
+//! **Ending.** The bridge exits 0 when the upstream server goes away, when its stdio
+//! client does (stdin or stdout closed), or at SIGTERM, SIGINT or SIGHUP: then it stops
+//! taking requests, gives those in flight `--drain-timeout` to finish, answers the rest
+//! with an error saying so, and ends the upstream server's process group. Upstream log
+//! messages go to the bridge's stderr.
 
 mod kept;
 mod lists;
@@ -55,129 +63,78 @@ mod lists;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use clap::Parser;
 use kept::{Answer, KeptCalls, KeptRequest};
 use lists::{add_template, follow, Interest, Listed};
 
-use mcp_runtime::model::{Elicitation, Implementation, Root};
+use mcp_cli::target::{self, Server as Upstream, TargetArgs};
+use mcp_runtime::cancel::CancellationToken;
+use mcp_runtime::model::{is_reserved_meta_key, Elicitation, Implementation, Root};
 use mcp_runtime::transport::stdio;
-use mcp_runtime::{Context, Era, RpcError, Server, ToolError};
-use mcp_runtime_client::auth::{wait_for_redirect, ClientCredentials};
-use mcp_runtime_client::{
-    Client, ClientError, ClientHandlers, CompletionRef, OAuth, RequestOptions,
-};
+use mcp_runtime::{Context, Era, Limits, RpcError, Server, ToolError};
+use mcp_runtime_client::{Client, ClientError, ClientHandlers, CompletionRef, RequestOptions};
 use mcp_runtime_http as http;
 use serde_json::{json, Value};
 
-const USAGE: &str =
-    "usage: mcp-bridge (--command \"CMD\" | --url URL) [--http ADDR] [--header \"NAME: VALUE\"]...
-       [--bearer TOKEN] [--oauth | --oauth-headless] [--oauth-client ID[:SECRET]]
-       [--oauth-client-credentials] [--oauth-redirect URI]";
+const EXAMPLES: &str = "\
+Examples:
+  mcp-bridge --command \"python server.py\"                        serves it on stdio
+  mcp-bridge --url https://example.com/mcp --http 127.0.0.1:3000  serves /mcp and /sse
+  mcp-bridge --http 127.0.0.1:3000 -- npx -y @modelcontextprotocol/server-everything
+  mcp-bridge --command \"MEMORY_FILE_PATH=/tmp/m.json npx -y @modelcontextprotocol/server-memory\"
 
-/// How the bridge authorizes upstream.
-#[derive(Default)]
-struct OAuthArgs {
-    /// `--oauth` (wait on the redirect URI) or `--oauth-headless`.
-    mode: Option<&'static str>,
-    client: Option<ClientCredentials>,
-    client_credentials: bool,
-    redirect: Option<String>,
-}
+Exit status: 0 when the upstream server or the stdio client goes away, or at SIGTERM,
+SIGINT or SIGHUP (after draining); 1 when the bridge fails (the upstream server
+unreachable, a refused authorization); 2 on a bad command line.";
 
-impl OAuthArgs {
-    fn oauth(&self) -> Option<OAuth> {
-        if self.client_credentials {
-            return self.client.clone().map(OAuth::client_credentials);
-        }
-        let mut oauth = OAuth::new();
-        if let Some(client) = &self.client {
-            oauth = oauth.client(client.clone());
-        }
-        if let Some(redirect) = &self.redirect {
-            oauth = oauth.redirect_uri(redirect.clone());
-        }
-        // Pre-registered credentials alone mean OAuth with a browser.
-        match self.mode.or(self.client.as_ref().map(|_| "browser"))? {
-            "headless" => Some(oauth),
-            _ => Some(oauth.user_agent(|request| {
-                wait_for_redirect(request, |url| {
-                    eprintln!("mcp-bridge: to authorize upstream, open {url}");
-                })
-            })),
-        }
-    }
-}
+/// Puts one MCP server, of any revision, in front of clients of every revision.
+#[derive(Parser, Debug)]
+#[command(
+    name = "mcp-bridge",
+    bin_name = "mcp-bridge",
+    version,
+    about,
+    long_about = "Puts one Model Context Protocol server (any server, speaking any revision) \
+        in front of clients of every revision (2024-11-05 … 2026-07-28): upstream it is a \
+        client that speaks the server's revision; downstream a server of every revision, on \
+        its own stdin and stdout or, with --http, over Streamable HTTP and HTTP+SSE.\n\n\
+        Name the upstream server with --command \"CMD\" (a shell command line), -- PROGRAM \
+        ARGS… (run without a shell) or --url URL.",
+    after_help = EXAMPLES
+)]
+struct Cli {
+    #[command(flatten)]
+    target: TargetArgs,
 
-/// The command line.
-struct Args {
-    upstream: Upstream,
+    /// Serves over HTTP on ADDR (e.g. 127.0.0.1:3000): Streamable HTTP at /mcp (both
+    /// eras) and HTTP+SSE at /sse. Without it the bridge serves one client on its own
+    /// stdin and stdout.
+    #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
-    headers: Vec<(String, String)>,
-    oauth: OAuthArgs,
+
+    /// At SIGTERM, SIGINT or SIGHUP, how long calls in flight get to finish, in seconds;
+    /// what has not finished then is answered with an error.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    drain_timeout: u64,
+
+    /// With --http: at most this many live legacy sessions; a further `initialize` gets
+    /// 503.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_sessions: usize,
+
+    /// With --http: a legacy session unused for this long ends, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 1800)]
+    session_idle_timeout: u64,
+
+    /// The upstream server program and its arguments, run without a shell (instead of
+    /// --command or --url).
+    #[arg(last = true, value_name = "PROGRAM ARGS")]
+    program: Vec<String>,
 }
 
-enum Upstream {
-    Command(String),
-    Url(String),
-}
-
-fn parse_args(args: &[String]) -> Result<Args, String> {
-    let mut upstream = None;
-    let mut http = None;
-    let mut headers = Vec::new();
-    let mut oauth = OAuthArgs::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |flag: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match arg.as_str() {
-            "--command" => upstream = Some(Upstream::Command(value("--command")?)),
-            "--url" => upstream = Some(Upstream::Url(value("--url")?)),
-            "--http" => {
-                let addr = value("--http")?;
-                http = Some(addr.parse().map_err(|e| format!("--http {addr}: {e}"))?);
-            }
-            "--header" => {
-                let header = value("--header")?;
-                let (name, v) = header
-                    .split_once(':')
-                    .ok_or_else(|| format!("--header {header}: expected NAME: VALUE"))?;
-                headers.push((name.trim().to_owned(), v.trim().to_owned()));
-            }
-            "--bearer" => headers.push((
-                "authorization".to_owned(),
-                format!("Bearer {}", value("--bearer")?),
-            )),
-            "--oauth" => oauth.mode = Some("browser"),
-            "--oauth-headless" => oauth.mode = Some("headless"),
-            "--oauth-client" => {
-                let given = value("--oauth-client")?;
-                oauth.client = Some(match given.split_once(':') {
-                    Some((id, secret)) => ClientCredentials::confidential(id, secret),
-                    None => ClientCredentials::public(given),
-                });
-            }
-            "--oauth-client-credentials" => oauth.client_credentials = true,
-            "--oauth-redirect" => oauth.redirect = Some(value("--oauth-redirect")?),
-            "-h" | "--help" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
-        }
-    }
-    if oauth.client_credentials && oauth.client.is_none() {
-        return Err("--oauth-client-credentials needs --oauth-client ID:SECRET".into());
-    }
-    Ok(Args {
-        upstream: upstream.ok_or(USAGE)?,
-        http,
-        headers,
-        oauth,
-    })
-}
-
-/// The roots the downstream clients last reported, answered to the upstream server.
-type Roots = Arc<Mutex<Vec<Root>>>;
+/// The roots the downstream clients last reported, answered to the upstream server
+/// (`None` until a client reports some).
+type Roots = Arc<Mutex<Option<Vec<Root>>>>;
 
 fn rpc(e: ClientError) -> RpcError {
     match e.rpc() {
@@ -193,11 +150,15 @@ fn relay(ctx: &Context) -> ClientHandlers {
     ClientHandlers::new()
         .sampling(move |request| {
             let ctx = s.clone();
-            async move { ctx.create_message(request).await.map_err(RpcError::from) }
+            async move {
+                undeclared(&ctx, "sampling")?;
+                ctx.create_message(request).await.map_err(RpcError::from)
+            }
         })
         .elicitation(move |request| {
             let ctx = e.clone();
             async move {
+                undeclared(&ctx, "elicitation")?;
                 if let Some(url) = request.url.clone() {
                     let id = request.elicitation_id.clone().unwrap_or_default();
                     return Ok(match ctx.elicit_url(request.message, url, id).await? {
@@ -214,8 +175,22 @@ fn relay(ctx: &Context) -> ClientHandlers {
         })
         .roots(move || {
             let ctx = r.clone();
-            async move { Ok(ctx.list_roots().await?) }
+            async move {
+                undeclared(&ctx, "roots")?;
+                Ok(ctx.list_roots().await?)
+            }
         })
+}
+
+/// Refuses an upstream ask the downstream client of `ctx` did not declare, saying so.
+fn undeclared(ctx: &Context, capability: &str) -> Result<(), RpcError> {
+    if ctx.client_supports(capability) {
+        return Ok(());
+    }
+    Err(RpcError::internal(format!(
+        "mcp-bridge: the upstream server asked for {capability}, but the client whose \
+         call this is did not declare {capability}"
+    )))
 }
 
 /// The upstream server as the forwarding handlers reach it.
@@ -232,6 +207,41 @@ struct Link {
     /// 2026-07-28 tool calls, resource reads and prompts kept running across
     /// `input_required` rounds.
     kept: KeptCalls,
+    /// Cancelled when the drain after a signal is over: what is still forwarded is
+    /// answered with an error.
+    give_up: CancellationToken,
+}
+
+impl Link {
+    /// `request`, or the error of a call cut short by the end of the drain.
+    async fn unless_shut_down<T>(
+        &self,
+        request: impl std::future::Future<Output = Result<T, RpcError>>,
+    ) -> Result<T, RpcError> {
+        tokio::select! {
+            answer = request => answer,
+            () = self.give_up.cancelled() => Err(RpcError::internal(
+                "mcp-bridge is shutting down: the upstream call did not finish within the \
+                 drain timeout (--drain-timeout)",
+            )),
+        }
+    }
+}
+
+/// The options a forwarded request of `ctx`'s client starts from: a 2026-07-28 upstream
+/// sees the capabilities that client declared.
+fn upstream_options(ctx: &Context) -> RequestOptions {
+    let mut options = RequestOptions::new().client_capabilities(ctx.client_capabilities().clone());
+    // The downstream request's `_meta` goes on upstream (the protocol's own keys aside).
+    if let Some(meta) = passed_meta(ctx) {
+        options = options.meta(meta);
+    }
+    // Without a tracing backend the trace passes through as it came; with one, the
+    // upstream request's span (a child of this request's) is the parent sent on.
+    if let Some(trace) = ctx.remote_trace() {
+        options = options.trace_context(trace.clone());
+    }
+    options
 }
 
 /// Whether the downstream client of `ctx` can be asked anything the upstream server may
@@ -243,7 +253,8 @@ fn askable(ctx: &Context) -> bool {
 }
 
 /// Forwards one downstream request upstream: the relay of what the upstream server asks
-/// (when the downstream client can be asked), and its progress passed on in order — all
+/// (refused with the reason when the downstream client did not declare it), and its
+/// progress passed on in order — all
 /// of it before the answer (the forwarder is drained once the upstream request is over).
 async fn forward<T, F, Fut>(link: &Link, ctx: &Context, request: F) -> T
 where
@@ -266,24 +277,43 @@ where
                 .await;
         }
     });
-    let mut options = RequestOptions::new()
+    let options = upstream_options(ctx)
         .on_progress(move |p| {
             let _ = tx.send(p);
         })
         // The upstream call may wait on a user; the downstream client has its own timeout.
-        .timeout(Duration::ZERO);
-    if asking {
-        options = options.handlers(relay(ctx));
-    }
-    // Without a tracing backend the trace passes through as it came; with one, the
-    // upstream request's span (a child of this request's) is the parent sent on.
-    if let Some(trace) = ctx.remote_trace() {
-        options = options.trace_context(trace.clone());
-    }
+        .timeout(Duration::ZERO)
+        // A client that cannot be asked gets its asks refused with the reason.
+        .handlers(relay(ctx));
     let answer = request(options).await;
     // The options (and the progress sender in them) are gone with the request.
     let _ = relayed.await;
     answer
+}
+
+/// The downstream request's `_meta` that goes upstream with it: everything but what each
+/// side's runtime writes for itself (`progressToken`, which the bridge sets to relay
+/// progress, and the protocol's reserved keys: revision, capabilities, identity, log
+/// level). The W3C trace context and an application's own keys pass through untouched.
+pub(crate) fn passed_meta(ctx: &Context) -> Option<serde_json::Map<String, Value>> {
+    let passed: serde_json::Map<String, Value> = ctx
+        .meta()
+        .iter()
+        .filter(|(key, _)| key.as_str() != "progressToken" && !is_reserved_meta_key(key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    (!passed.is_empty()).then_some(passed)
+}
+
+/// A result's `_meta` as the bridge serves it: the upstream's, without the keys the
+/// protocol reserves (the upstream's `io.modelcontextprotocol/serverInfo` names the
+/// upstream, and the bridge's runtime writes its own where the revision has one).
+pub(crate) fn served_result_meta(
+    meta: Option<serde_json::Map<String, Value>>,
+) -> Option<serde_json::Map<String, Value>> {
+    let mut meta = meta?;
+    meta.retain(|key, _| !is_reserved_meta_key(key));
+    (!meta.is_empty()).then_some(meta)
 }
 
 /// A turn on a serial upstream link (see [`Link::serial`]).
@@ -322,22 +352,34 @@ fn tool_handler(
         Box::pin(async move {
             if keeps(&ctx) {
                 let request = KeptRequest::CallTool { name, args };
-                return match link
+                let kept = link
                     .kept
-                    .run(&link.client, link.serial.as_ref(), request, &ctx)
-                    .await
-                {
-                    Ok(Answer::Tool(result)) => Ok(result),
+                    .run(&link.client, link.serial.as_ref(), request, &ctx);
+                return match link.unless_shut_down(kept).await {
+                    Ok(Answer::Tool(mut result)) => {
+                        result.meta =
+                            served_result_meta(result.meta.take().map(|m| *m)).map(Box::new);
+                        Ok(result)
+                    }
                     Ok(_) => Err(ToolError::protocol(mismatched())),
                     Err(e) => Err(ToolError::protocol(e)),
                 };
             }
             let client = &link.client;
-            forward(&link, &ctx, |options| {
-                client.call_tool_with(&name, Value::Object(args), options)
-            })
-            .await
-            .map_err(|e| ToolError::protocol(rpc(e)))
+            let forwarded = async {
+                forward(&link, &ctx, |options| {
+                    client.call_tool_with(&name, Value::Object(args), options)
+                })
+                .await
+                .map(|mut result| {
+                    result.meta = served_result_meta(result.meta.take().map(|m| *m)).map(Box::new);
+                    result
+                })
+                .map_err(rpc)
+            };
+            link.unless_shut_down(forwarded)
+                .await
+                .map_err(ToolError::protocol)
         })
     }
 }
@@ -358,19 +400,21 @@ fn resource_handler(link: Link) -> impl Fn(String, Context) -> ReadAnswer + Send
         Box::pin(async move {
             if keeps(&ctx) {
                 let request = KeptRequest::ReadResource { uri };
-                return match link
+                let kept = link
                     .kept
-                    .run(&link.client, link.serial.as_ref(), request, &ctx)
-                    .await?
-                {
+                    .run(&link.client, link.serial.as_ref(), request, &ctx);
+                return match link.unless_shut_down(kept).await? {
                     Answer::Resource(contents) => Ok(contents),
                     _ => Err(mismatched()),
                 };
             }
             let c = &link.client;
-            forward(&link, &ctx, |options| c.read_resource_with(&uri, options))
-                .await
-                .map_err(rpc)
+            let forwarded = async {
+                forward(&link, &ctx, |options| c.read_resource_with(&uri, options))
+                    .await
+                    .map_err(rpc)
+            };
+            link.unless_shut_down(forwarded).await
         })
     }
 }
@@ -413,20 +457,27 @@ fn prompt_handler(
                 .collect();
             if keeps(&ctx) {
                 let request = KeptRequest::GetPrompt { name, args };
-                return match link
-                    .kept
-                    .run(c, link.serial.as_ref(), request, &ctx)
-                    .await?
-                {
-                    Answer::Prompt(prompt) => Ok(prompt),
+                let kept = link.kept.run(c, link.serial.as_ref(), request, &ctx);
+                return match link.unless_shut_down(kept).await? {
+                    Answer::Prompt(mut prompt) => {
+                        prompt.meta = served_result_meta(prompt.meta.take());
+                        Ok(prompt)
+                    }
                     _ => Err(mismatched()),
                 };
             }
-            forward(&link, &ctx, |options| {
-                c.get_prompt_with(&name, args, options)
-            })
-            .await
-            .map_err(rpc)
+            let forwarded = async {
+                forward(&link, &ctx, |options| {
+                    c.get_prompt_with(&name, args, options)
+                })
+                .await
+                .map(|mut prompt| {
+                    prompt.meta = served_result_meta(prompt.meta.take());
+                    prompt
+                })
+                .map_err(rpc)
+            };
+            link.unless_shut_down(forwarded).await
         })
     }
 }
@@ -438,6 +489,7 @@ async fn front(
     link: &Link,
     roots: &Roots,
     interest: Interest,
+    limits: Limits,
 ) -> Result<(Server, Listed), ClientError> {
     let client = &link.client;
     let info = client.server_info();
@@ -445,7 +497,7 @@ async fn front(
         .implementation
         .clone()
         .unwrap_or_else(|| Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")));
-    let mut builder = Server::builder(identity);
+    let mut builder = Server::builder(identity).limits(limits);
     if let Some(instructions) = &info.instructions {
         builder = builder.instructions(instructions.clone());
     }
@@ -507,7 +559,7 @@ async fn front(
         let (c, roots) = (c.clone(), roots.clone());
         async move {
             if let Ok(list) = ctx.list_roots().await {
-                *roots.lock().unwrap_or_else(|e| e.into_inner()) = list;
+                *roots.lock().unwrap_or_else(|e| e.into_inner()) = Some(list);
                 let _ = c.notify_roots_changed().await;
             }
         }
@@ -521,41 +573,69 @@ async fn front(
     Ok((server, listed))
 }
 
-async fn run(args: Args) -> Result<(), String> {
+/// What the shared upstream connection answers when no call is there to relay an ask to.
+fn fallback_handlers(roots: &Roots) -> ClientHandlers {
+    let roots = roots.clone();
+    ClientHandlers::new()
+        .roots(move || {
+            let roots = roots.clone();
+            async move {
+                let reported = roots.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                // Refused rather than answered empty: an upstream that stores the answer
+                // would keep "no roots" even after a client reports its own.
+                reported.ok_or_else(|| {
+                    RpcError::internal(
+                        "mcp-bridge: no downstream client has reported its roots yet (they \
+                         are asked for during a call of a client that declared roots)",
+                    )
+                })
+            }
+        })
+        .sampling(|_| async {
+            Err(RpcError::internal(
+                "mcp-bridge: the upstream server asked for sampling outside any call of a \
+                 client that declared sampling",
+            ))
+        })
+        .elicitation(|_| async {
+            Err(RpcError::internal(
+                "mcp-bridge: the upstream server asked for elicitation outside any call of a \
+                 client that declared elicitation",
+            ))
+        })
+}
+
+/// Resolves at SIGTERM, SIGINT or SIGHUP (never where they cannot be listened to).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::hangup()),
+        ) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+                _ = hup.recv() => {}
+            }
+            return;
+        }
+    }
+    std::future::pending::<()>().await;
+}
+
+async fn run(cli: Cli, upstream: Upstream) -> Result<(), String> {
     let roots: Roots = Arc::default();
-    let fallback = {
-        let roots = roots.clone();
-        ClientHandlers::new()
-            .roots(move || {
-                let roots = roots.clone();
-                async move { Ok(roots.lock().unwrap_or_else(|e| e.into_inner()).clone()) }
-            })
-            .sampling(|_| async {
-                Err(RpcError::internal(
-                    "mcp-bridge: no downstream call to relay this sampling request to",
-                ))
-            })
-            .elicitation(|_| async {
-                Err(RpcError::internal(
-                    "mcp-bridge: no downstream call to relay this elicitation to",
-                ))
-            })
-    };
-    let mut builder = Client::builder(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")))
-        .handlers(fallback)
+    let builder = Client::builder(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")))
+        .handlers(fallback_handlers(&roots))
         .url_elicitation(true)
         .timeout(Duration::from_secs(120));
-    for (name, value) in &args.headers {
-        builder = builder.header(name.clone(), value.clone());
-    }
-    if let Some(oauth) = args.oauth.oauth() {
-        builder = builder.oauth(oauth);
-    }
-    let client = match &args.upstream {
-        Upstream::Command(line) => builder.connect_shell(line).await,
-        Upstream::Url(url) => builder.connect_url(url).await,
-    }
-    .map_err(|e| format!("connecting upstream: {e}"))?;
+    let builder = cli.target.configure(builder, "mcp-bridge");
+    let client = target::connect(builder, &upstream)
+        .await
+        .map_err(|e| format!("connecting upstream to {upstream}: {e}"))?;
     eprintln!(
         "mcp-bridge: upstream speaks MCP {} ({})",
         client.version(),
@@ -565,62 +645,95 @@ async fn run(args: Args) -> Result<(), String> {
             .as_ref()
             .map_or("unnamed", |i| i.name.as_str())
     );
+    let served = serve(&cli, &upstream, &client, &roots).await;
+    // The upstream server, and everything it started, ends with the bridge.
+    client.close().await;
+    served
+}
+
+/// Serves the front until the upstream server or the stdio client goes away, or a signal
+/// (then after the drain).
+async fn serve(
+    cli: &Cli,
+    upstream: &Upstream,
+    client: &Client,
+    roots: &Roots,
+) -> Result<(), String> {
+    let drain = Duration::from_secs(cli.drain_timeout);
     let link = Link {
         client: client.clone(),
         // Streamable HTTP relates each server request to its call (its response stream).
-        serial: matches!(args.upstream, Upstream::Command(_))
+        serial: (!matches!(upstream, Upstream::Url(_)))
             .then(|| Arc::new(tokio::sync::RwLock::new(()))),
         kept: KeptCalls::default(),
+        give_up: CancellationToken::new(),
     };
+    let mut limits = Limits::default();
+    // Calls cut short at the end of the drain are answered; the answers need a moment.
+    limits.shutdown_grace = drain + Duration::from_secs(1);
     let (interest, wanted) = tokio::sync::mpsc::unbounded_channel();
-    let (server, listed) = front(&link, &roots, interest)
+    let (server, listed) = front(&link, roots, interest, limits)
         .await
         .map_err(|e| format!("reading the upstream server's lists: {e}"))?;
+    let give_up = link.give_up.clone();
     tokio::spawn(follow(link, server.clone(), listed, wanted));
-    // The bridge ends when the upstream server does.
-    let upstream_gone = {
+    let shutdown = {
         let mut notifications = client.notifications();
-        async move { while notifications.recv().await.is_some() {} }
+        async move {
+            tokio::select! {
+                // The bridge ends when the upstream server does.
+                () = async { while notifications.recv().await.is_some() {} } => {}
+                () = stop_signal() => {
+                    eprintln!(
+                        "mcp-bridge: stopping; calls in flight get {}s to finish",
+                        drain.as_secs()
+                    );
+                    tokio::spawn(async move {
+                        tokio::time::sleep(drain).await;
+                        give_up.cancel();
+                    });
+                }
+            }
+        }
     };
-    let served = match args.http {
-        None => stdio::serve_stdio_with_shutdown(server, upstream_gone).await,
+    let served = match cli.http {
+        None => stdio::serve_stdio_with_shutdown(server, shutdown).await,
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("--http {addr}: {e}"))?;
             let local = listener.local_addr().map_err(|e| e.to_string())?;
             eprintln!("listening on http://{local}/mcp (HTTP+SSE at http://{local}/sse)");
-            http::serve_listener_with_shutdown(
-                server,
-                listener,
-                http::HttpConfig::default(),
-                upstream_gone,
-            )
-            .await
+            let mut config = http::HttpConfig::default();
+            config.max_sessions = cli.max_sessions;
+            config.session_idle_timeout = Duration::from_secs(cli.session_idle_timeout);
+            http::serve_listener_with_shutdown(server, listener, config, shutdown).await
         }
     };
-    client.close().await;
     served.map_err(|e| e.to_string())
 }
 
 /// Runs the bridge with this process's command line, and exits the process: with status 2
-/// on a bad command line, 1 when the bridge failed, 0 when the upstream server went away.
-/// The `mcp-bridge` binary is this function (a library only so that the workspace's
-/// tests can build the same program as an example).
+/// on a bad command line, 1 when the bridge failed, 0 when the upstream server or the
+/// stdio client went away or a signal stopped it. The upstream server's process group is
+/// ended in every case. The `mcp-bridge` binary is this function (a library only so that
+/// the workspace's tests can build the same program as an example).
 #[tokio::main]
 pub async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args = match parse_args(&args) {
-        Ok(a) => a,
+    let cli = Cli::parse();
+    let upstream = match cli.target.server(&cli.program) {
+        Ok(upstream) => upstream,
         Err(message) => {
-            eprintln!("{message}");
-            std::process::exit(2);
+            use clap::CommandFactory;
+            Cli::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, message)
+                .exit()
         }
     };
     // Exports when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (mcp-runtime-otel); flushed
     // before the process exits.
     let telemetry = mcp_runtime_otel::init("mcp-bridge");
-    let outcome = run(args).await;
+    let outcome = run(cli, upstream).await;
     telemetry.shutdown();
     if let Err(message) = outcome {
         eprintln!("mcp-bridge: {message}");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-use mcp_runtime::{Era, Server, ServerEvent};
+use mcp_runtime::{Era, ErrorCode, Server, ServerEvent};
 use mcp_runtime_client::{Client, ClientErrorKind, ListenFilter, Notification};
 
 use super::{prompt_handler, resource_handler, template_handler, tool_handler, Link};
@@ -241,9 +241,12 @@ async fn collect_wanted(
 /// Keeps a 2026-07-28 subscription to the upstream's list changes (and to the updates of
 /// the resources in `watched`) open: opened again when the upstream ends it (a restart, a
 /// drain) or when `watched` changes — the new one before the old one ends, so that no
-/// change falls between them — until the connection closes.
+/// change falls between them — until the connection closes. An upstream without
+/// `subscriptions/listen` (-32601) is noted once and not asked again; other failures are
+/// retried after a pause that doubles, up to [`LISTEN_RETRY_MAX`].
 async fn keep_listening(client: Client, mut watched: watch::Receiver<BTreeSet<String>>) {
     let mut open = None;
+    let mut pause = LISTEN_RETRY_FIRST;
     loop {
         let mut filter = ListenFilter::list_changes();
         for uri in watched.borrow_and_update().iter() {
@@ -251,6 +254,7 @@ async fn keep_listening(client: Client, mut watched: watch::Receiver<BTreeSet<St
         }
         let ended = match client.listen(filter).await {
             Ok(subscription) => {
+                pause = LISTEN_RETRY_FIRST;
                 let subscription = open.insert(subscription);
                 tokio::select! {
                     ended = subscription.ended() => ended,
@@ -266,13 +270,32 @@ async fn keep_listening(client: Client, mut watched: watch::Receiver<BTreeSet<St
         open = None;
         match ended {
             Err(e) if e.kind() == ClientErrorKind::Closed => return,
-            Err(e) => eprintln!("mcp-bridge: the upstream subscription to changes: {e}"),
+            Err(e)
+                if e.rpc()
+                    .is_some_and(|rpc| rpc.code == ErrorCode::METHOD_NOT_FOUND) =>
+            {
+                eprintln!(
+                    "mcp-bridge: the upstream server has no subscriptions/listen ({e}): its \
+                     list changes and resource updates are not followed"
+                );
+                return;
+            }
+            Err(e) => eprintln!(
+                "mcp-bridge: the upstream subscription to changes: {e} (trying again in {}s)",
+                pause.as_secs()
+            ),
             Ok(()) => {}
         }
         // Not at once: an upstream that ends every subscription is not hammered.
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(LISTEN_RETRY_MAX);
     }
 }
+
+/// The first pause before a subscription to upstream changes is opened again.
+const LISTEN_RETRY_FIRST: Duration = Duration::from_secs(1);
+/// The longest pause between attempts to open it.
+const LISTEN_RETRY_MAX: Duration = Duration::from_secs(60);
 
 /// Aborts a task when dropped.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);

@@ -26,6 +26,8 @@ pub struct Page<T> {
     pub items: Vec<T>,
     /// The cursor to ask for the next page with, if there is one.
     pub next_cursor: Option<String>,
+    /// The list result's own `_meta` (each item has its own too).
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// What a completion is for.
@@ -60,6 +62,7 @@ fn decode_items<T>(
             .get("nextCursor")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        meta: result.get("_meta").and_then(Value::as_object).cloned(),
     })
 }
 
@@ -400,8 +403,12 @@ impl Client {
         let result = self
             .call(McpMethod::Complete, params, &RequestOptions::new())
             .await?;
-        Completion::from_json(result.get("completion").unwrap_or(&Value::Null))
-            .map_err(ClientError::invalid)
+        let completion = Completion::from_json(result.get("completion").unwrap_or(&Value::Null))
+            .map_err(ClientError::invalid)?;
+        Ok(match result.get("_meta") {
+            Some(Value::Object(meta)) => completion.with_meta(meta.clone()),
+            _ => completion,
+        })
     }
 
     /// Sets the lowest level of log messages the server sends: `logging/setLevel` in a
@@ -469,6 +476,25 @@ impl Client {
         self.core
             .notify(v, McpMethod::RootsListChanged.name(), None)
             .await
+    }
+
+    /// Calls `method`, a method outside the specification that the server serves for an
+    /// extension (see [`ServerInfo::extension`](crate::ServerInfo::extension)): `params`
+    /// encoded as the request's params (a JSON object), the result decoded as `R` (keys
+    /// `R` does not name, such as 2026-07-28's `resultType`, are ignored unless `R` says
+    /// otherwise). A server that does not serve it, or no longer declares its extension,
+    /// answers `-32601`.
+    pub async fn call_custom<P, R>(&self, method: &str, params: &P) -> Result<R, ClientError>
+    where
+        P: serde::Serialize + ?Sized,
+        R: serde::de::DeserializeOwned,
+    {
+        let params = serde_json::to_value(params).map_err(|e| {
+            ClientError::invalid(format!("{method}: the params do not encode: {e}"))
+        })?;
+        let result = self.request(method, params, RequestOptions::new()).await?;
+        serde_json::from_value(result)
+            .map_err(|e| ClientError::invalid(format!("{method}: the result does not decode: {e}")))
     }
 
     /// Sends any request (its params an object or `null`), and returns the raw result:

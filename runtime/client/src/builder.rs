@@ -20,6 +20,10 @@ use mcp_runtime::model::{Elicitation, Implementation, Root, SampledMessage, Samp
 use mcp_runtime::protocol::version::{Era, ProtocolVersion, VersionSet};
 use mcp_runtime::wire::RpcError;
 
+/// The default of [`ClientBuilder::stream_idle_timeout`]: four of the keep-alive periods
+/// servers use by default (15 s), so that a lost comment or two is not a dead stream.
+const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Builds a [`Client`] and connects it ([`ClientBuilder::connect_command`],
 /// [`ClientBuilder::connect_url`], …).
 #[derive(Clone, Debug)]
@@ -36,9 +40,12 @@ pub struct ClientBuilder {
     #[cfg(feature = "http")]
     oauth: Option<super::auth::OAuth>,
     get_stream: bool,
+    stream_idle_timeout: Option<Duration>,
     inherit_stderr: bool,
+    process_group: bool,
     env: Vec<(String, String)>,
     cwd: Option<PathBuf>,
+    max_message_bytes: usize,
 }
 
 impl ClientBuilder {
@@ -57,10 +64,25 @@ impl ClientBuilder {
             #[cfg(feature = "http")]
             oauth: None,
             get_stream: true,
+            stream_idle_timeout: Some(DEFAULT_STREAM_IDLE_TIMEOUT),
             inherit_stderr: true,
+            process_group: false,
             env: Vec::new(),
             cwd: None,
+            max_message_bytes: 64 * 1024 * 1024,
         }
+    }
+
+    /// The largest message read from the server, in bytes (default 64 MiB): a stdio line,
+    /// an HTTP answer's body, one SSE event. A server we do not control (what
+    /// `mcp-bridge` fronts) could otherwise make the client buffer without bound. Over
+    /// the limit, an HTTP answer or an event on a request's stream fails that request
+    /// with an error naming the limit; an HTTP+SSE stream ends the connection so; a
+    /// stdio line is skipped (and logged).
+    #[must_use]
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
     }
 
     /// The revisions the client accepts (default: all). A set without 2026-07-28 skips
@@ -176,11 +198,38 @@ impl ClientBuilder {
         self
     }
 
+    /// How long an HTTP event stream may stay silent — no event and no keep-alive comment
+    /// (servers send one every 15 s by default, this crate's server and the official
+    /// SDKs alike) — before the client treats its connection as dead (default 60 s;
+    /// `None`: never). A legacy session's stream is then resumed with `Last-Event-ID`
+    /// (a request's answer stream, the GET stream); where the revision cannot resume it
+    /// (2026-07-28, or a stream that carried no event id yet) the request waiting on it
+    /// fails with an error that says so; an HTTP+SSE (2024-11-05) stream silent while a
+    /// request waits ends the connection. An idle HTTP+SSE stream with nothing waiting is
+    /// left alone: servers without keep-alive are common there.
+    #[must_use]
+    pub fn stream_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.stream_idle_timeout = timeout;
+        self
+    }
+
     /// Whether a spawned server's stderr goes to this process's (default) or is
     /// discarded.
     #[must_use]
     pub fn inherit_stderr(mut self, inherit: bool) -> Self {
         self.inherit_stderr = inherit;
+        self
+    }
+
+    /// Whether a spawned server runs in a process group of its own (default: no; always
+    /// for [`ClientBuilder::connect_shell`]). Closing or dropping the client then ends the
+    /// whole group — the server and whatever it started (a launcher's child, a shell's
+    /// pipeline) — asking with SIGTERM first and killing what remains. The group does not
+    /// get this process's terminal signals (^C): the application ends the client instead.
+    /// Unix only; elsewhere it has no effect.
+    #[must_use]
+    pub fn process_group(mut self, own_group: bool) -> Self {
+        self.process_group = own_group;
         self
     }
 
@@ -242,6 +291,8 @@ impl ClientBuilder {
             env: self.env.clone(),
             cwd: self.cwd.clone(),
             inherit_stderr: self.inherit_stderr,
+            process_group: self.process_group,
+            max_line: self.max_message_bytes,
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let link = StdioLink::spawn(&spawn, tx)?;
@@ -261,11 +312,15 @@ impl ClientBuilder {
         }
     }
 
-    /// Launches a shell command line (`sh -c`, as `exec`: the server is the shell's
-    /// process) and speaks to it over its stdin and stdout.
+    /// Launches a shell command line with `sh -c` and speaks to it over its stdin and
+    /// stdout. The line has every shell feature, `VAR=value server` included; the shell
+    /// runs in a process group of its own ([`ClientBuilder::process_group`]), ended whole
+    /// when the client closes, so the server goes with it whether or not the shell
+    /// replaced itself with the server.
     pub async fn connect_shell(self, command_line: &str) -> Result<Client, ClientError> {
-        let line = format!("exec {command_line}");
-        self.connect_command("sh", ["-c".to_owned(), line]).await
+        self.process_group(true)
+            .connect_command("sh", ["-c".to_owned(), command_line.to_owned()])
+            .await
     }
 
     /// Speaks newline-delimited JSON-RPC over a stream pair: `from_server` is what the
@@ -280,7 +335,7 @@ impl ClientBuilder {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (tx, rx) = mpsc::unbounded_channel();
-        let link = StdioLink::streams(from_server, to_server, tx);
+        let link = StdioLink::streams(from_server, to_server, tx, self.max_message_bytes);
         self.finish(Box::new(link), rx, self.versions).await
     }
 
@@ -339,8 +394,10 @@ impl ClientBuilder {
             None => None,
         };
         Ok(super::link::http::HttpSettings {
+            max_message_bytes: self.max_message_bytes,
             headers: self.http_headers.clone(),
             get_stream: self.get_stream,
+            stream_idle_timeout: self.stream_idle_timeout,
             auth,
         })
     }

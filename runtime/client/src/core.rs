@@ -311,6 +311,12 @@ impl Core {
                 }
                 if v.era() == Era::Modern {
                     self.modern_meta(v, meta);
+                    if let Some(capabilities) = &options.capabilities {
+                        meta.insert(
+                            META_CLIENT_CAPABILITIES.into(),
+                            shape::client_capabilities(v, capabilities),
+                        );
+                    }
                 }
 
                 if let Some(on_progress) = &options.on_progress {

@@ -75,6 +75,11 @@ mod headers;
 mod link;
 mod listen;
 mod negotiate;
+/// The SSE parser of the HTTP links, for the fuzz targets (not API).
+#[doc(hidden)]
+pub mod sse {
+    pub use crate::link::sse::{Event, Parser, TooLarge};
+}
 mod notification;
 mod shape;
 
@@ -130,6 +135,16 @@ pub struct ServerInfo {
 }
 
 impl ServerInfo {
+    /// The settings of extension `id` (e.g. `io.modelcontextprotocol/ui`) if the server
+    /// declared it: `capabilities.extensions[id]`, or `capabilities.experimental[id]`,
+    /// where servers of revisions without `extensions` (before 2026-07-28) declare one.
+    pub fn extension(&self, id: &str) -> Option<&Value> {
+        ["extensions", "experimental"]
+            .iter()
+            .filter_map(|place| self.capabilities.get(place))
+            .find_map(|declared| declared.get(id))
+    }
+
     /// Whether the server declared a capability (`"tools"`, `"logging"`, …).
     pub fn supports(&self, capability: &str) -> bool {
         self.capabilities
@@ -161,6 +176,7 @@ pub struct RequestOptions {
     pub(crate) handlers: Option<ClientHandlers>,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) trace: Option<mcp_runtime::observe::TraceContext>,
+    pub(crate) capabilities: Option<Value>,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -171,6 +187,7 @@ impl std::fmt::Debug for RequestOptions {
             .field("handlers", &self.handlers)
             .field("meta", &self.meta)
             .field("trace", &self.trace)
+            .field("capabilities", &self.capabilities)
             .finish()
     }
 }
@@ -220,6 +237,16 @@ impl RequestOptions {
     #[must_use]
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
+        self
+    }
+
+    /// The client capabilities this 2026-07-28 request declares, instead of the client's
+    /// own (shaped for the revision like them). A proxy passes on the capabilities of the
+    /// client it acts for. No effect in a legacy session, whose capabilities were declared
+    /// once, at `initialize`.
+    #[must_use]
+    pub fn client_capabilities(mut self, capabilities: Value) -> Self {
+        self.capabilities = Some(capabilities);
         self
     }
 }

@@ -42,6 +42,7 @@ pub mod transport;
 pub mod wire;
 
 pub use protocol::asks::{Ask, AskError, AskErrorKind};
+pub use protocol::shape::CacheHint;
 pub use protocol::version::{Era, Features, ProtocolVersion, VersionSet};
 /// The JSON Schema library typed handlers derive their schemas with, at the version this
 /// crate is built with. The derive's code names `::schemars`: a crate that derives
@@ -59,7 +60,7 @@ pub use server::elicit_schema::elicitation_schema;
 pub use server::middleware;
 pub use server::{
     BoxFuture, CompletionRequest, IntoPromptResult, IntoResourceContents, IntoToolResult, Limits,
-    Server, ServerBuilder, ServerEvent, ToolError,
+    ListKind, Listing, Server, ServerBuilder, ServerEvent, ToolError,
 };
 #[cfg(feature = "tasks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tasks")))]

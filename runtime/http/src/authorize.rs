@@ -12,22 +12,17 @@ use serde_json::{json, Value};
 
 use crate::auth::{ResourceServer, VerifyError};
 use mcp_runtime::auth::Principal;
-use mcp_runtime::observe::{self, Arrival, TraceContext, Transport};
+use mcp_runtime::observe::{self, TraceContext, Transport};
 use mcp_runtime::protocol::method::McpMethod;
 use mcp_runtime::wire::{Frame, Message};
 
-/// Who sent an HTTP request: the principal its bearer token named, or nobody when the
-/// server is not a resource server; and what the request's spans record of its transport.
+/// Who sent an HTTP request: the principal its bearer token named and the resource
+/// server that verified it (whose per-tool scopes apply), or nobody when the server is
+/// not a resource server.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Caller(Option<Arc<Principal>>, Via);
-
-/// What an HTTP request tells its spans (`mcp_runtime::observe`): read only while someone
-/// records them.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Via {
-    transport: Transport,
-    session_id: Option<String>,
-    trace: Option<TraceContext>,
+pub(crate) struct Caller {
+    principal: Option<Arc<Principal>>,
+    verified_by: Option<Arc<ResourceServer>>,
 }
 
 /// The peer's address, put into a request's extensions by the server's accept loop while
@@ -37,73 +32,103 @@ pub(crate) struct PeerAddr(pub(crate) std::net::SocketAddr);
 
 impl Caller {
     pub(crate) fn principal(&self) -> Option<&Arc<Principal>> {
-        self.0.as_ref()
+        self.principal.as_ref()
     }
 
-    /// Records what the spans of this request say of its transport (only when spans are
-    /// recorded: otherwise nothing is read).
-    pub(crate) fn observe(&mut self, parts: &axum::http::request::Parts, headers: &HeaderMap) {
-        if !observe::spans_enabled() {
-            return;
-        }
-        let version = match parts.version {
-            axum::http::Version::HTTP_10 => "1.0",
-            axum::http::Version::HTTP_2 => "2",
-            axum::http::Version::HTTP_3 => "3",
-            _ => "1.1",
-        };
-        let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-        self.1 = Via {
-            transport: Transport::Http {
-                version,
-                peer: parts.extensions.get::<PeerAddr>().map(|p| p.0),
-            },
-            session_id: text(mcp_runtime::protocol::http_headers::SESSION_ID).map(str::to_owned),
-            trace: text(observe::TRACEPARENT).and_then(|parent| {
-                TraceContext::from_headers(
-                    parent,
-                    text(observe::TRACESTATE),
-                    text(observe::BAGGAGE),
-                )
-            }),
-        };
-    }
-
-    /// The request as a connection's spans see it.
-    pub(crate) fn arrival(&self) -> Arrival<'_> {
-        Arrival {
-            principal: self.0.as_ref(),
-            transport: self.1.transport,
-            session_id: self.1.session_id.as_deref(),
-            transport_trace: self.1.trace.as_ref(),
-        }
+    /// The resource server that verified the caller's token, if any.
+    pub(crate) fn resource_server(&self) -> Option<&Arc<ResourceServer>> {
+        self.verified_by.as_ref()
     }
 
     /// Whether this caller may use a session opened by `owner`: the same principal
     /// (issuer, subject, client), or no authorization at all on either side.
     pub(crate) fn owns(&self, owner: Option<&Arc<Principal>>) -> bool {
-        match (self.0.as_ref(), owner) {
+        match (self.principal.as_ref(), owner) {
             (None, None) => true,
             (Some(me), Some(owner)) => me.identity() == owner.identity(),
             _ => false,
         }
     }
+
+    /// What a handler serving this caller's request sees of it: the principal, and the
+    /// HTTP request's head (`transport`), when there is one; and, only while someone
+    /// records spans (`mcp_runtime::observe`), what the request's span says of its
+    /// transport: the HTTP version, the peer, the session, the `traceparent` header.
+    pub(crate) fn origin(
+        &self,
+        transport: Option<Arc<axum::http::request::Parts>>,
+    ) -> mcp_runtime::server::connection::RequestOrigin {
+        let mut origin = mcp_runtime::server::connection::RequestOrigin::default();
+        origin.principal.clone_from(&self.principal);
+        if let Some(parts) = transport.as_deref() {
+            if observe::spans_enabled() {
+                observed(parts, &mut origin);
+            }
+        }
+        origin.transport = transport.map(|parts| parts as Arc<dyn std::any::Any + Send + Sync>);
+        origin
+    }
 }
 
-/// The caller of a request to an MCP route, which every such handler asks first: with a
-/// resource server, the principal its bearer token names, holding the scopes every request
-/// needs — or the answer refusing the request (RFC 6750 §2.1, header field only: OAuth 2.1
-/// forbids tokens in the query string, and MCP requires the header on every request);
-/// without one, nobody. A call rather than a middleware layer: axum's `from_fn` layer cost
-/// ~0.9 µs per request (a boxed service clone and future), more than the check itself.
+/// Fills in what the spans of the request `parts` is the head of record of its transport.
+fn observed(
+    parts: &axum::http::request::Parts,
+    origin: &mut mcp_runtime::server::connection::RequestOrigin,
+) {
+    let version = match parts.version {
+        axum::http::Version::HTTP_10 => "1.0",
+        axum::http::Version::HTTP_2 => "2",
+        axum::http::Version::HTTP_3 => "3",
+        _ => "1.1",
+    };
+    let text = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    origin.network = Transport::Http {
+        version,
+        peer: parts.extensions.get::<PeerAddr>().map(|p| p.0),
+    };
+    origin.session_id = text(mcp_runtime::protocol::http_headers::SESSION_ID).map(str::to_owned);
+    origin.trace = text(observe::TRACEPARENT).and_then(|parent| {
+        TraceContext::from_headers(parent, text(observe::TRACESTATE), text(observe::BAGGAGE))
+    });
+}
+
+/// The caller of a request to an MCP route, which every such handler asks first.
+///
+/// When an [`AuthorizationLayer`] in front of the route verified the request, its verdict
+/// is taken (the layer put it in the request's extensions): unless the server's own
+/// resource server (`rs`) is another one, which then verifies the token too. Otherwise,
+/// with a resource server, the principal the bearer token names, holding the scopes
+/// every request needs — or the answer refusing the request (RFC 6750 §2.1, header field
+/// only: OAuth 2.1 forbids tokens in the query string, and MCP requires the header on
+/// every request); without one, nobody. A call rather than a middleware layer of our own
+/// routes: axum's `from_fn` layer cost ~0.9 µs per request (a boxed service clone and
+/// future), more than the check itself.
 pub(crate) async fn authorize(
     rs: Option<&Arc<ResourceServer>>,
+    parts: &axum::http::request::Parts,
+) -> Result<Caller, Response> {
+    if let Some(Authorized(caller)) = parts.extensions.get::<Authorized>() {
+        let same = match (rs, caller.resource_server()) {
+            (None, _) => true,
+            (Some(mine), Some(layer)) => Arc::ptr_eq(mine, layer),
+            (Some(_), None) => false,
+        };
+        if same {
+            return Ok(caller.clone());
+        }
+    }
+    let Some(rs) = rs else {
+        return Ok(Caller::default());
+    };
+    verify(rs, &parts.headers, &parts.uri).await
+}
+
+/// Checks a request's bearer token against `rs` (see [`authorize`]).
+async fn verify(
+    rs: &Arc<ResourceServer>,
     headers: &HeaderMap,
     uri: &Uri,
 ) -> Result<Caller, Response> {
-    let Some(rs) = rs else {
-        return Ok(Caller(None, Via::default()));
-    };
     let token = bearer_of(rs, headers, uri)?;
     let principal = match rs.authenticate(token).await {
         Ok(p) => p,
@@ -129,7 +154,119 @@ pub(crate) async fn authorize(
             &format!("this server needs the scope(s) {}", missing.join(" ")),
         ));
     }
-    Ok(Caller(Some(principal), Via::default()))
+    Ok(Caller {
+        principal: Some(principal),
+        verified_by: Some(Arc::clone(rs)),
+    })
+}
+
+/// What an [`AuthorizationLayer`] leaves in a request's extensions once it verified it.
+#[derive(Clone, Debug)]
+struct Authorized(Caller);
+
+/// Authorization as a tower [`Layer`](tower::Layer): every request through it needs a
+/// bearer token its [`ResourceServer`] accepts, with the scopes the server requires, or
+/// it is refused as the MCP routes refuse it (401 with `WWW-Authenticate: Bearer
+/// resource_metadata=…`, 403 `insufficient_scope`, 400 `invalid_request`, 503 when tokens
+/// cannot be verified now).
+///
+/// Put it in front of the MCP routes of an [`McpService`](crate::McpService) (their
+/// handlers then see the caller as
+/// [`Context::principal`](mcp_runtime::Context::principal);
+/// sessions, tasks and `requestState` are bound to it; per-tool scopes apply), or in
+/// front of routes of your own, whose handlers find the verified
+/// [`Principal`] in the request's extensions (`Extension<Arc<Principal>>`). A request
+/// the layer verified is not verified again by the MCP routes when
+/// [`HttpConfig::authorization`](crate::HttpConfig::authorization) names the same
+/// resource server (or none).
+///
+/// ```no_run
+/// # async fn example(server: mcp_runtime::Server, rs: mcp_runtime_http::auth::ResourceServer) {
+/// use std::sync::Arc;
+/// use mcp_runtime_http::{auth::AuthorizationLayer, HttpConfig, McpService};
+/// let rs = Arc::new(rs);
+/// let mcp = McpService::new(server, HttpConfig::default());
+/// let app = axum::Router::new()
+///     .nest("/api/mcp", mcp.router().layer(AuthorizationLayer::new(Arc::clone(&rs))))
+///     // RFC 9728: the metadata lives at the host's root, the resource's path appended.
+///     .merge(mcp_runtime_http::auth::metadata_router(&rs));
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct AuthorizationLayer {
+    rs: Arc<ResourceServer>,
+}
+
+impl AuthorizationLayer {
+    /// A layer that verifies every request with `rs`.
+    pub fn new(rs: Arc<ResourceServer>) -> AuthorizationLayer {
+        AuthorizationLayer { rs }
+    }
+}
+
+impl<S> tower::Layer<S> for AuthorizationLayer {
+    type Service = RequireAuthorization<S>;
+
+    fn layer(&self, inner: S) -> RequireAuthorization<S> {
+        RequireAuthorization {
+            rs: Arc::clone(&self.rs),
+            inner,
+        }
+    }
+}
+
+/// The service of an [`AuthorizationLayer`].
+#[derive(Clone, Debug)]
+pub struct RequireAuthorization<S> {
+    rs: Arc<ResourceServer>,
+    inner: S,
+}
+
+impl<S, B> tower::Service<axum::http::Request<B>> for RequireAuthorization<S>
+where
+    S: tower::Service<axum::http::Request<B>, Response = Response> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = futures_util::future::BoxFuture<'static, Result<Response, S::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: axum::http::Request<B>) -> Self::Future {
+        // The clone that was made ready is the one called (tower's usual dance).
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let rs = Arc::clone(&self.rs);
+        Box::pin(async move {
+            match verify(&rs, request.headers(), request.uri()).await {
+                Ok(caller) => {
+                    if let Some(principal) = caller.principal() {
+                        request.extensions_mut().insert(Arc::clone(principal));
+                    }
+                    request.extensions_mut().insert(Authorized(caller));
+                    inner.call(request).await
+                }
+                Err(refused) => Ok(refused),
+            }
+        })
+    }
+}
+
+/// The well-known documents of `rs` as routes to merge at the root of an application
+/// (not under the MCP service's mount: RFC 9728 §3.1 puts a resource's metadata at
+/// `/.well-known/oauth-protected-resource` followed by the resource's path, e.g.
+/// `/.well-known/oauth-protected-resource/api/mcp` for `https://host/api/mcp`): the
+/// Protected Resource Metadata at that path and at the bare well-known path, and the
+/// mirrored authorization server metadata if configured.
+pub fn metadata_router(rs: &Arc<ResourceServer>) -> Router {
+    metadata_routes(rs)
 }
 
 /// The well-known documents: Protected Resource Metadata at the root and path-suffixed
@@ -363,12 +500,8 @@ fn insufficient_scope<'a>(
 
 /// The 403 for a frame calling a tool whose scopes the caller lacks, or `None`. Every
 /// `tools/call` of the frame (a batch may hold several) is checked before any is served.
-pub(crate) fn frame_refusal(
-    rs: Option<&Arc<ResourceServer>>,
-    caller: &Caller,
-    frame: &Frame,
-) -> Option<Response> {
-    let rs = rs.filter(|rs| rs.has_tool_scopes())?;
+pub(crate) fn frame_refusal(caller: &Caller, frame: &Frame) -> Option<Response> {
+    let rs = caller.resource_server().filter(|rs| rs.has_tool_scopes())?;
     let principal = caller.principal()?;
     let messages: Vec<&Message> = match frame {
         Frame::Single(Ok(m)) => vec![m],

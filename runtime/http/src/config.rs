@@ -9,8 +9,25 @@ use super::store::SessionStore;
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
-    /// Host names accepted in `Host` and `Origin` (port ignored). Default: loopback names.
+    /// Host names accepted in `Host` (port ignored): DNS-rebinding protection. Add the
+    /// names clients reach the server by (its public name behind a load balancer).
+    /// Default: loopback names.
     pub allowed_hosts: Vec<String>,
+    /// Origins accepted in `Origin` (sent by browsers): a request with any other is
+    /// refused with 403, so that a web page of another site cannot drive the server from
+    /// a user's browser. Each entry is an exact origin (`https://app.example.com`,
+    /// `http://localhost:5173`), a host name (that host over http or https, any port), or
+    /// `*` (any origin: only for a server whose every request needs a token, see
+    /// [`HttpConfig::authorization`]). Requests without `Origin` (non-browser clients)
+    /// are not affected. Default: loopback names.
+    pub allowed_origins: Vec<String>,
+    /// Answers CORS preflights and adds CORS headers for the [allowed
+    /// origins](HttpConfig::allowed_origins), so that browser clients of another origin
+    /// can send `Authorization`, `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`
+    /// and JSON, and read `Mcp-Session-Id`, `MCP-Protocol-Version` and `WWW-Authenticate`
+    /// (see [`Cors`]). Default `None`: no CORS headers (a browser page of another origin
+    /// cannot read the answers).
+    pub cors: Option<Cors>,
     /// At most this many live legacy sessions (further `initialize` get 503). Default 1000.
     pub max_sessions: usize,
     /// A legacy session unused for this long ends. Default 30 minutes.
@@ -32,6 +49,13 @@ pub struct HttpConfig {
     /// [`SsePolling`]). Default `None`: every client sees what it saw before polling
     /// existed — no priming events, and a stream's connection is held until its end.
     pub sse_polling: Option<SsePolling>,
+    /// A comment line goes on every open SSE stream after this long without an event
+    /// (the legacy GET stream, a POST's stream while its tool runs, a 2026-07-28
+    /// `subscriptions/listen`, an HTTP+SSE stream), so that proxies and clients with an
+    /// idle or body timeout do not cut a stream that is only waiting. Keep it below the
+    /// shortest idle timeout on the way (nginx's `proxy_read_timeout` is 60 s by default;
+    /// Node's body timeout is 300 s). Default 15 s; `None` sends none.
+    pub keep_alive: Option<Duration>,
     /// Where legacy sessions live when several replicas serve them ([`HttpConfig::store`]).
     /// Default `None`: in this process.
     pub(crate) store: Option<Arc<dyn SessionStore>>,
@@ -41,6 +65,8 @@ impl std::fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpConfig")
             .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("cors", &self.cors)
             .field("max_sessions", &self.max_sessions)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("get_stream", &self.get_stream)
@@ -48,6 +74,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("max_stored_events", &self.max_stored_events)
             .field("max_streams_per_session", &self.max_streams_per_session)
             .field("sse_polling", &self.sse_polling)
+            .field("keep_alive", &self.keep_alive)
             .field("authorization", &self.authorization)
             .field("store", &self.store.is_some())
             .finish()
@@ -93,6 +120,8 @@ impl Default for HttpConfig {
     fn default() -> HttpConfig {
         HttpConfig {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
+            allowed_origins: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
+            cors: None,
             max_sessions: 1000,
             session_idle_timeout: Duration::from_secs(30 * 60),
             get_stream: true,
@@ -100,6 +129,7 @@ impl Default for HttpConfig {
             max_stored_events: 1000,
             max_streams_per_session: 100,
             sse_polling: None,
+            keep_alive: Some(Duration::from_secs(15)),
             authorization: None,
             store: None,
         }
@@ -178,5 +208,38 @@ impl SsePolling {
     /// The `retry` field's value, in whole milliseconds.
     pub(crate) fn retry_millis(&self) -> u64 {
         u64::try_from(self.retry.as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+/// CORS for browser clients of another origin ([`HttpConfig::cors`]), for the origins of
+/// [`HttpConfig::allowed_origins`].
+///
+/// Preflights (`OPTIONS` with `Access-Control-Request-Method`) of the MCP routes are
+/// answered `204` with the methods (`GET`, `POST`, `DELETE`) and headers the protocol
+/// uses (`Authorization`, `Content-Type`, `Accept`, `Last-Event-ID`, `Mcp-Session-Id`,
+/// `MCP-Protocol-Version`, and every other `Mcp-*` header a client asks for, such as the
+/// 2026-07-28 `Mcp-Method` and `Mcp-Name`); every answer, errors included, carries
+/// `Access-Control-Allow-Origin` (the request's origin) and exposes `Mcp-Session-Id`,
+/// `MCP-Protocol-Version` and `WWW-Authenticate`. No credentials mode: MCP clients
+/// send tokens in `Authorization`, never cookies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Cors {
+    /// How long a browser may cache a preflight's answer (`Access-Control-Max-Age`).
+    /// Default 10 minutes.
+    pub max_age: Duration,
+    /// Request headers allowed besides the protocol's (`x-request-id`, say).
+    pub extra_allowed_headers: Vec<String>,
+    /// Answer headers exposed besides the protocol's.
+    pub extra_exposed_headers: Vec<String>,
+}
+
+impl Default for Cors {
+    fn default() -> Cors {
+        Cors {
+            max_age: Duration::from_secs(600),
+            extra_allowed_headers: Vec::new(),
+            extra_exposed_headers: Vec::new(),
+        }
     }
 }

@@ -3,20 +3,18 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use futures_util::stream;
+use futures_util::stream::{self, StreamExt};
 use tokio::sync::mpsc;
 
-use super::authorize::Caller;
 use super::event_store::SessionStreams;
 use super::replicas::SessionSync;
-use super::responses::{json_response, shutting_down, sse_event, sse_response};
+use super::responses::{json_response, shutting_down, sse_event, sse_response, StreamRules};
 use super::sessions::AppState;
 use mcp_runtime::cancel::CancellationToken;
 use mcp_runtime::combine::BoxFuture;
-use mcp_runtime::server::connection::{spawn_answer, Connection, Started};
+use mcp_runtime::server::connection::{spawn_answer, Connection, RequestOrigin, Started};
 use mcp_runtime::wire::{Frame, Invalid, Message, Outgoing, RequestId};
 
 /// How JSON-RPC errors map to HTTP statuses (stateless wire only).
@@ -47,13 +45,15 @@ pub(super) fn status_for(map: Option<StatusMap>, answer: &Outgoing) -> StatusCod
 pub(super) async fn dispatch(
     conn: &Arc<Connection>,
     frame: Frame,
-    map: Option<StatusMap>,
     streams: Option<&SessionStreams>,
     stateless: Option<InProgress>,
-    caller: &Caller,
+    origin: RequestOrigin,
     sync: Option<SessionSync<'_>>,
+    rules: StreamRules,
 ) -> Response {
     let started = tokio::time::Instant::now();
+    // Only stateless (2026-07-28) answers map JSON-RPC errors to HTTP statuses.
+    let map = stateless.as_ref().map(|_| StatusMap::Modern);
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
     // A shared session's stream names its requests in the store (for a replica resuming
     // it after this one died).
@@ -61,7 +61,8 @@ pub(super) async fn dispatch(
         Some(_) => request_ids(&frame),
         None => Vec::new(),
     };
-    let begun = conn.start_arriving(frame, &tx, &caller.arrival()).await;
+    let begun = conn.start_parsed_as(frame, &tx, &origin).await;
+    drop(origin);
     if let Some(sync) = sync {
         sync.after_admission(conn).await;
     }
@@ -75,6 +76,14 @@ pub(super) async fn dispatch(
         .and_then(SessionStreams::polling)
         .and_then(|p| p.close_after)
         .map(|after| started + after);
+    // A request whose first message has not come after a keep-alive period is answered
+    // with an SSE stream, which the keep-alive then holds open: otherwise a long, silent
+    // tool call holds a POST without a byte of answer, which proxies cut.
+    let streamed_deadline = rules.stream_after.map(|after| started + after);
+    let deadline = match (polled_deadline, streamed_deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let closing = stateless.as_ref().map(|p| &p.state.closing);
     let mut first = None;
     match begun {
@@ -89,7 +98,7 @@ pub(super) async fn dispatch(
                 task: Some(task),
                 reply: tx.clone(),
             };
-            match inline.run(&mut rx, closing, polled_deadline).await {
+            match inline.run(&mut rx, closing, deadline).await {
                 Raced::Answered(Some(answer)) => match answered(answer, &tx, &mut rx) {
                     Ok(answer) => return json_response(status_for(map, &answer), &answer),
                     Err(queued) => first = Some(queued),
@@ -105,24 +114,28 @@ pub(super) async fn dispatch(
         }
     }
     drop(tx);
-    let first = match (first, closing, polled_deadline) {
-        (Some(first), _, _) => Some(first),
-        (None, Some(closing), _) => tokio::select! {
-            first = rx.recv() => first,
-            () = closing.cancelled() => return shutting_down(),
-        },
-        (None, None, Some(deadline)) => match tokio::time::timeout_at(deadline, rx.recv()).await {
+    let first = match (first, deadline) {
+        (Some(first), _) => Some(first),
+        (None, None) => match next_message(&mut rx, closing).await {
             Ok(first) => first,
-            Err(_) => {
-                if let Some(streams) = streams {
-                    let stored = streams.spawn(None, rx, asked);
-                    let body = streams.connection(stored.reader(0), started);
-                    return sse_response(Body::from_stream(body));
-                }
-                rx.recv().await
-            }
+            Err(()) => return shutting_down(),
         },
-        (None, None, None) => rx.recv().await,
+        (None, Some(deadline)) => {
+            match tokio::time::timeout_at(deadline, next_message(&mut rx, closing)).await {
+                Ok(Ok(first)) => first,
+                Ok(Err(())) => return shutting_down(),
+                // Nothing yet: the answer becomes a stream now, the request's messages and
+                // answer to come on it.
+                Err(_) => {
+                    if let Some(streams) = streams {
+                        let stored = streams.spawn(None, rx, asked);
+                        let body = streams.connection(stored.reader(0), started);
+                        return sse_response(body, rules);
+                    }
+                    return sse_response(stateless_events(None, rx, stateless), rules);
+                }
+            }
+        }
     };
     let Some(first) = first else {
         // Every request was cancelled: nothing to say.
@@ -136,30 +149,52 @@ pub(super) async fn dispatch(
     if let Some(streams) = streams {
         let stored = streams.spawn(Some(first), rx, asked);
         let body = streams.connection(stored.reader(0), started);
-        return sse_response(Body::from_stream(body));
+        return sse_response(body, rules.clone());
     }
-    // A stateless request's connection lives as long as its stream: when the client goes
-    // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.
-    let events = stream::unfold(
-        (Some(first), rx, stateless),
-        |(pending, mut rx, guard)| async move {
-            let next = match (pending, &guard) {
-                (Some(v), _) => Some(v),
-                (None, Some(p)) => tokio::select! {
-                    next = rx.recv() => next,
-                    () = p.state.closing.cancelled() => None,
-                },
-                (None, None) => rx.recv().await,
-            };
-            next.map(|v| {
-                (
-                    Ok::<_, std::convert::Infallible>(sse_event(&v, None)),
-                    (None, rx, guard),
-                )
-            })
+    sse_response(stateless_events(Some(first), rx, stateless), rules)
+}
+
+/// The next message of a request, or `Err` when the server closes first (stateless
+/// requests, which are given `closing`).
+async fn next_message(
+    rx: &mut mpsc::Receiver<Outgoing>,
+    closing: Option<&CancellationToken>,
+) -> Result<Option<Outgoing>, ()> {
+    match closing {
+        Some(closing) => tokio::select! {
+            first = rx.recv() => Ok(first),
+            () = closing.cancelled() => Err(()),
         },
-    );
-    sse_response(Body::from_stream(events))
+        None => Ok(rx.recv().await),
+    }
+}
+
+/// A stateless request's stream: `first` (if it came already), then what the request
+/// sends until its answer. Its connection lives as long as the stream: when the client
+/// goes away (a `subscriptions/listen` it stopped reading), the handler is cancelled
+/// (`guard` is dropped with the stream).
+fn stateless_events(
+    first: Option<Outgoing>,
+    rx: mpsc::Receiver<Outgoing>,
+    guard: Option<InProgress>,
+) -> super::event_store::SseBody {
+    stream::unfold((first, rx, guard), |(pending, mut rx, guard)| async move {
+        let next = match (pending, &guard) {
+            (Some(v), _) => Some(v),
+            (None, Some(p)) => tokio::select! {
+                next = rx.recv() => next,
+                () = p.state.closing.cancelled() => None,
+            },
+            (None, None) => rx.recv().await,
+        };
+        next.map(|v| {
+            (
+                Ok::<_, std::convert::Infallible>(sse_event(&v, None)),
+                (None, rx, guard),
+            )
+        })
+    })
+    .boxed()
 }
 
 /// An answer known here, before anything went to the stream: `Ok` when nothing was sent

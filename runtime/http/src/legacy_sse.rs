@@ -7,29 +7,30 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Query, Request, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 use tokio::sync::mpsc;
 
 use super::authorize;
-use super::guard::first_checks;
+use super::guard::{closing_when_too_large, first_checks, refuse_unread};
+use super::mount::mount_prefix;
 use super::replicas;
 use super::responses::{rpc_error, session_not_found, sse_event, sse_response};
 use super::sessions::{find_session, lock, new_session_id, room_for_a_session, AppState, Session};
-use mcp_runtime::server::connection::Connection;
+use mcp_runtime::server::connection::{Connection, RequestOrigin};
 use mcp_runtime::wire::{self, ErrorCode, Outgoing};
 
 /// HTTP+SSE (2024-11-05): the stream's first event names the POST URL of this
 /// connection; every answer and notification then arrives on the stream.
 pub(super) async fn get_sse(
     State(state): State<Arc<AppState>>,
-    uri: Uri,
-    headers: HeaderMap,
+    request: axum::extract::Request,
 ) -> Response {
-    let caller = match first_checks(&state, &headers, &uri).await {
+    let (parts, _) = request.into_parts();
+    let caller = match first_checks(&state, &parts).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
@@ -70,8 +71,11 @@ pub(super) async fn get_sse(
         tokio::spawn(read_inbox(Arc::downgrade(&session), inbox, tx));
     }
     lock(&state.sessions).insert(id.clone(), Arc::clone(&session));
+    // An absolute path under the service's mount (`/api/mcp/messages?…` when nested at
+    // `/api/mcp`): every client resolves it against the stream's URL.
     let endpoint = Bytes::from(format!(
-        "event: endpoint\ndata: /messages?sessionId={id}\n\n"
+        "event: endpoint\ndata: {}/messages?sessionId={id}\n\n",
+        mount_prefix(&parts)
     ));
     let guard = SseGuard {
         state: Arc::downgrade(&state),
@@ -81,7 +85,7 @@ pub(super) async fn get_sse(
     };
     let events =
         stream::once(async move { Ok::<_, std::convert::Infallible>(endpoint) }).chain_with(guard);
-    sse_response(Body::from_stream(events))
+    sse_response(events, state.stream_rules())
 }
 
 /// Hands a shared HTTP+SSE session the messages relayed to it, one at a time, in order;
@@ -98,9 +102,13 @@ async fn read_inbox(
         *lock(&session.last_seen) = Instant::now();
         // Backpressure, as for a local POST: wait while the stream's queue is full.
         drop(sink.reserve().await);
+        // Relayed by another replica: the HTTP request stayed there, its principal
+        // travels with the session.
+        let mut origin = RequestOrigin::default();
+        origin.principal.clone_from(&session.principal);
         session
             .conn
-            .handle_parsed_as(wire::parse_frame(&body), &sink, session.principal.as_ref())
+            .handle_parsed_as(wire::parse_frame(&body), &sink, &origin)
             .await;
     }
 }
@@ -156,28 +164,35 @@ where
 
 pub(super) async fn post_messages(
     State(state): State<Arc<AppState>>,
-    uri: Uri,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-    body: Bytes,
+    request: axum::extract::Request,
 ) -> Response {
-    let caller = match first_checks(&state, &headers, &uri).await {
+    let (parts, body) = request.into_parts();
+    let caller = match first_checks(&state, &parts).await {
         Ok(caller) => caller,
-        Err(refused) => return refused,
+        Err(refused) => return refuse_unread(body, refused).await,
+    };
+    let query = match Query::<HashMap<String, String>>::try_from_uri(&parts.uri) {
+        Ok(Query(query)) => query,
+        Err(rejection) => return refuse_unread(body, rejection.into_response()).await,
     };
     let Some(session_id) = query.get("sessionId") else {
-        return rpc_error(
+        let refused = rpc_error(
             StatusCode::BAD_REQUEST,
             None,
             ErrorCode(-32000),
             "Bad Request: sessionId is required",
         );
+        return refuse_unread(body, refused).await;
+    };
+    // The body limit (`DefaultBodyLimit`) travels in the extensions: a copy of the head
+    // goes to the extractor, the handlers see the original.
+    let body = match Bytes::from_request(Request::from_parts(parts.clone(), body), &state).await {
+        Ok(body) => body,
+        Err(rejection) => return closing_when_too_large(rejection.into_response()),
     };
     if let Some(shared) = &state.shared {
         let frame = wire::parse_frame(&body);
-        if let Some(refused) =
-            authorize::frame_refusal(state.config.authorization.as_ref(), &caller, &frame)
-        {
+        if let Some(refused) = authorize::frame_refusal(&caller, &frame) {
             return refused;
         }
         return replicas::post_sse(&state, shared, session_id, &caller, &body).await;
@@ -194,14 +209,11 @@ pub(super) async fn post_messages(
     // full, its POSTs wait here instead of piling up answers in memory.
     drop(sink.reserve().await);
     let frame = wire::parse_frame(&body);
-    if let Some(refused) =
-        authorize::frame_refusal(state.config.authorization.as_ref(), &caller, &frame)
-    {
+    if let Some(refused) = authorize::frame_refusal(&caller, &frame) {
         return refused;
     }
-    session
-        .conn
-        .handle_parsed_as(frame, &sink, caller.principal())
-        .await;
+    // Each POST's own head: a session's later requests carry their own headers.
+    let origin = caller.origin(Some(Arc::new(parts)));
+    session.conn.handle_parsed_as(frame, &sink, &origin).await;
     StatusCode::ACCEPTED.into_response()
 }

@@ -22,10 +22,13 @@ pub mod auth;
 
 mod authorize;
 mod config;
+mod cors;
 mod event_store;
 mod exchange;
 mod guard;
+mod keep_alive;
 mod legacy_sse;
+mod mount;
 mod replicas;
 mod responses;
 mod serve;
@@ -45,7 +48,8 @@ use std::time::Duration;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
-pub use config::{HttpConfig, SsePolling};
+pub use config::{Cors, HttpConfig, SsePolling};
+pub use mount::{HttpContext, McpService, ShutdownHandle};
 use sessions::{spawn_reaper, AppState};
 pub use store::{SessionStore, StoreError, StoredEvents};
 use tokio::sync::mpsc;
@@ -54,15 +58,17 @@ pub use transport::{run, Transport};
 use mcp_runtime::cancel::CancellationToken;
 use mcp_runtime::Server;
 
-/// The HTTP routes for `server`: `/mcp` (Streamable HTTP), and `/sse` + `/messages`
-/// (HTTP+SSE) unless disabled.
+/// The HTTP routes for `server`, for an application that serves them at its root:
+/// `/mcp` (Streamable HTTP), `/sse` + `/messages` (HTTP+SSE) unless disabled, and the
+/// authorization metadata documents when the server is a resource server. To serve MCP
+/// under a path of your own, next to your routes, use [`McpService`].
 pub fn router(server: Server, config: HttpConfig) -> Router {
     app(server, config).0
 }
 
-fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
-    let limit = server.limits().max_message_bytes;
-    let legacy_sse = config.legacy_sse;
+/// The state every route shares, with the tasks that keep it (idle expiry, the replicas'
+/// channel) started.
+fn shared_state(server: Server, config: HttpConfig) -> Arc<AppState> {
     let shared = config.store.clone().map(store::Shared::new);
     #[cfg(feature = "tasks")]
     if let Some(tasks) = config.store.as_ref().and_then(|s| s.task_store()) {
@@ -83,20 +89,36 @@ fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
     if let Some(shared) = shared {
         replicas::spawn(&state, shared);
     }
+    state
+}
+
+/// The MCP routes: Streamable HTTP at `mcp_path`, HTTP+SSE at `/sse` and `/messages`
+/// (unless disabled), with the body limit and, when configured, CORS.
+fn mcp_routes(state: &Arc<AppState>, mcp_path: &str) -> Router {
+    let limit = state.server.limits().max_message_bytes;
     let mut app = Router::new().route(
-        "/mcp",
+        mcp_path,
         post(streamable::post_mcp)
             .get(streamable::get_mcp)
             .delete(streamable::delete_mcp),
     );
-    if legacy_sse {
+    if state.config.legacy_sse {
         app = app
             .route("/sse", get(legacy_sse::get_sse))
             .route("/messages", post(legacy_sse::post_messages));
     }
     let mut app = app
         .layer(DefaultBodyLimit::max(limit))
-        .with_state(Arc::clone(&state));
+        .with_state(Arc::clone(state));
+    if let Some(policy) = cors::CorsPolicy::of(&state.config) {
+        app = app.layer(cors::CorsLayer(policy));
+    }
+    app
+}
+
+fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
+    let state = shared_state(server, config);
+    let mut app = mcp_routes(&state, "/mcp");
     if let Some(rs) = &state.config.authorization {
         app = app.merge(authorize::metadata_routes(rs));
     }

@@ -4,6 +4,12 @@ use axum::body::{Body, Bytes};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use std::time::Duration;
+
+use super::event_store::SseBody;
+use super::keep_alive::KeepAlive;
+use futures_util::StreamExt;
+use mcp_runtime::cancel::CancellationToken;
 use mcp_runtime::wire::{self, ErrorCode, Outgoing, RequestId, RpcError};
 
 pub(super) fn json_response(status: StatusCode, body: &Outgoing) -> Response {
@@ -61,7 +67,45 @@ pub(super) fn sse_event(message: &Outgoing, event: Option<&str>) -> Bytes {
     Bytes::from(out)
 }
 
-pub(super) fn sse_response(body: Body) -> Response {
+/// What every SSE answer of a server follows.
+#[derive(Clone)]
+pub(super) struct StreamRules {
+    /// A keep-alive comment after this long without an event (see [`crate::keep_alive`]).
+    pub(super) keep_alive: Option<Duration>,
+    /// The server closed (the end of a graceful shutdown): every stream ends, whatever it
+    /// was waiting for, so that the HTTP server's own shutdown is not held by it.
+    pub(super) closing: Option<CancellationToken>,
+    /// A POST whose answer has not begun after this long is answered with a stream (the
+    /// keep-alive period, for a client that accepts SSE).
+    pub(super) stream_after: Option<Duration>,
+}
+
+impl StreamRules {
+    /// These rules for a request whose `Accept` is `accept`: only a client that accepts
+    /// SSE is switched to a stream.
+    pub(super) fn for_accept(mut self, headers: &axum::http::HeaderMap) -> StreamRules {
+        let accepts_sse = headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.contains("text/event-stream"));
+        if !accepts_sse {
+            self.stream_after = None;
+        }
+        self
+    }
+}
+
+/// An SSE answer carrying `events`, as `rules` say.
+pub(super) fn sse_response(events: SseBody, rules: StreamRules) -> Response {
+    let events = match rules.closing {
+        Some(closing) => events.take_until(closing.cancelled_owned()).boxed(),
+        None => events,
+    };
+    let body = match rules.keep_alive {
+        Some(period) if !period.is_zero() => Body::from_stream(KeepAlive::new(events, period)),
+        _ => Body::from_stream(events),
+    };
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "text/event-stream")

@@ -36,6 +36,8 @@ pub(super) async fn serve(
     // Every connection's task holds a receiver; `closed()` resolves when all are gone.
     let (open_tx, open_rx) = tokio::sync::watch::channel(());
     let limit = u64::try_from(state.server.limits().max_message_bytes).unwrap_or(u64::MAX);
+    // CORS is a layer of the router: with it, every request goes through the router.
+    let direct_path = state.config.cors.is_none();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -63,7 +65,8 @@ pub(super) async fn serve(
         );
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let direct = request.method() == Method::POST
+                let direct = direct_path
+                    && request.method() == Method::POST
                     && request.uri().path() == "/mcp"
                     && request
                         .body()

@@ -54,6 +54,15 @@ pub(super) struct AppState {
 }
 
 impl AppState {
+    /// What every SSE answer of this server follows.
+    pub(super) fn stream_rules(&self) -> super::responses::StreamRules {
+        super::responses::StreamRules {
+            keep_alive: self.config.keep_alive,
+            closing: Some(self.closing.clone()),
+            stream_after: self.config.keep_alive.filter(|period| !period.is_zero()),
+        }
+    }
+
     /// Waits until no request is running (in sessions or stateless), or `deadline`.
     pub(super) async fn drained(&self, deadline: tokio::time::Instant) {
         let sessions: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();

@@ -7,14 +7,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::authorize::Caller;
-use super::exchange::{dispatch, InProgress, StatusMap};
+use super::exchange::{dispatch, InProgress};
 use super::guard::Headers;
-use super::responses::{json_response, shutting_down};
+use super::responses::{json_response, shutting_down, StreamRules};
 use super::sessions::AppState;
 use mcp_runtime::protocol::http_headers;
 use mcp_runtime::protocol::method::McpMethod;
-use mcp_runtime::server::connection::Connection;
+use mcp_runtime::server::connection::{Connection, RequestOrigin};
 use mcp_runtime::wire::{self, ErrorCode, Frame, RequestId, RpcError};
 
 /// What routing and the stateless checks read of a POST without a session.
@@ -69,7 +68,12 @@ pub(super) fn stateless_refusal(
 }
 
 /// Serves a stateless request whose headers were checked on a connection of its own.
-pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Caller) -> Response {
+pub(super) async fn stateless(
+    state: &Arc<AppState>,
+    frame: Frame,
+    origin: RequestOrigin,
+    rules: StreamRules,
+) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -84,14 +88,5 @@ pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Call
         conn: Arc::clone(&conn),
         state: Arc::clone(state),
     };
-    dispatch(
-        &conn,
-        frame,
-        Some(StatusMap::Modern),
-        None,
-        Some(in_progress),
-        caller,
-        None,
-    )
-    .await
+    dispatch(&conn, frame, None, Some(in_progress), origin, None, rules).await
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::authorize::{self, Caller};
 use super::event_store::SessionStreams;
 use super::exchange::dispatch;
-use super::guard::{check_host, first_checks, header_str};
+use super::guard::{check_host, closing_when_too_large, first_checks, header_str, refuse_unread};
 use super::replicas::{self, SessionSync};
 use super::responses::{rpc_error, session_not_found, sse_response};
 use super::sessions::{find_session, lock, new_session_id, room_for_a_session, AppState, Session};
@@ -44,24 +44,24 @@ pub(super) async fn post_mcp(
     State(state): State<Arc<AppState>>,
     request: axum::extract::Request,
 ) -> Response {
-    // The headers are taken out of the request, not extracted: axum's `HeaderMap`
-    // extractor clones the map, which was ~3% of the server's time per stateless call.
-    let (mut parts, body) = request.into_parts();
-    let headers = std::mem::take(&mut parts.headers);
+    // The request's head is kept whole (headers are read in place, not extracted: axum's
+    // `HeaderMap` extractor clones the map), shared with the handlers it reaches.
+    let (parts, body) = request.into_parts();
     let authz = state.config.authorization.as_ref();
-    let mut caller = match authorize::authorize(authz, &headers, &parts.uri).await {
+    let caller = match authorize::authorize(authz, &parts).await {
         Ok(caller) => caller,
-        Err(refused) => return refused,
+        Err(refused) => return refuse_unread(body, refused).await,
     };
-    caller.observe(&parts, &headers);
-    let body = match body_bytes(&state, parts, body).await {
+    let body = match body_bytes(&state, &parts, body).await {
         Ok(body) => body,
         Err(refused) => return refused,
     };
-    if let Err(r) = check_host(&state.config, &headers) {
+    if let Err(r) = check_host(&state.config, &parts.headers) {
         return r;
     }
-    if let Some(session_id) = header_str(&headers, http_headers::SESSION_ID) {
+    let parts = Arc::new(parts);
+    let headers = &parts.headers;
+    if let Some(session_id) = header_str(headers, http_headers::SESSION_ID) {
         let found = match &state.shared {
             None => find_session(&state, session_id, &caller),
             Some(shared) => replicas::find(&state, shared, session_id, &caller).await,
@@ -71,7 +71,7 @@ pub(super) async fn post_mcp(
             Err(r) => return r,
         };
         *lock(&session.last_seen) = Instant::now();
-        if let Some(v) = header_str(&headers, http_headers::PROTOCOL_VERSION) {
+        if let Some(v) = header_str(headers, http_headers::PROTOCOL_VERSION) {
             match ProtocolVersion::parse(v) {
                 Some(v) if Some(v) == session.conn.version() => {}
                 Some(_) => {
@@ -97,7 +97,7 @@ pub(super) async fn post_mcp(
             return session_not_found();
         };
         let frame = wire::parse_frame(&body);
-        if let Some(refused) = authorize::frame_refusal(authz, &caller, &frame) {
+        if let Some(refused) = authorize::frame_refusal(&caller, &frame) {
             return refused;
         }
         let sync = match &state.shared {
@@ -120,11 +120,11 @@ pub(super) async fn post_mcp(
         return dispatch(
             &session.conn,
             frame,
-            None,
             Some(streams),
             None,
-            &caller,
+            caller.origin(Some(Arc::clone(&parts))),
             sync,
+            state.stream_rules().for_accept(headers),
         )
         .await;
     }
@@ -133,7 +133,7 @@ pub(super) async fn post_mcp(
     // notification, a response, an invalid message) is read as a `Value` for the routing
     // decision, as the general path has it.
     let frame = wire::parse_frame(&body);
-    if let Some(refused) = authorize::frame_refusal(authz, &caller, &frame) {
+    if let Some(refused) = authorize::frame_refusal(&caller, &frame) {
         return refused;
     }
     let general: Value;
@@ -172,7 +172,7 @@ pub(super) async fn post_mcp(
             }
         }
     };
-    let header_version = header_str(&headers, http_headers::PROTOCOL_VERSION);
+    let header_version = header_str(headers, http_headers::PROTOCOL_VERSION);
     // A legacy `initialize` may carry `_meta` too (W3C trace context, SEP-414): only a
     // modern `_meta` (naming its revision) makes it a stateless request.
     let legacy_initialize = probe.method == McpMethod::Initialize.name()
@@ -183,13 +183,15 @@ pub(super) async fn post_mcp(
         .is_some_and(|v| v.era() == Era::Legacy);
     let modern_served = state.server.versions().of_era(Era::Modern).next().is_some();
     if modern_served && (has_meta || (header_version.is_some() && !header_is_legacy)) {
-        if let Some(refused) = stateless_refusal(&state, &headers, &probe) {
+        if let Some(refused) = stateless_refusal(&state, headers, &probe) {
             return refused;
         }
-        return stateless(&state, frame, &caller).await;
+        let rules = state.stream_rules().for_accept(headers);
+        let origin = caller.origin(Some(Arc::clone(&parts)));
+        return stateless(&state, frame, origin, rules).await;
     }
     if probe.method == McpMethod::Initialize.name() {
-        return initialize(&state, frame, &caller).await;
+        return initialize(&state, frame, &caller, Arc::clone(&parts)).await;
     }
     rpc_error(
         StatusCode::BAD_REQUEST,
@@ -206,16 +208,18 @@ pub(super) async fn post_mcp(
 /// answers 413 beyond the limit.
 async fn body_bytes(
     state: &Arc<AppState>,
-    parts: axum::http::request::Parts,
+    parts: &axum::http::request::Parts,
     body: Body,
 ) -> Result<Bytes, Response> {
     use axum::body::HttpBody;
     let limit = u64::try_from(state.server.limits().max_message_bytes).unwrap_or(u64::MAX);
     if body.size_hint().exact().is_none_or(|length| length > limit) {
-        // The body limit (`DefaultBodyLimit`) travels in the extensions, kept in `parts`.
-        return Bytes::from_request(axum::extract::Request::from_parts(parts, body), state)
+        // The body limit (`DefaultBodyLimit`) travels in the extensions, kept in `parts`
+        // (a copy: the handlers see the original; such bodies are rare).
+        let request = axum::extract::Request::from_parts(parts.clone(), body);
+        return Bytes::from_request(request, state)
             .await
-            .map_err(IntoResponse::into_response);
+            .map_err(|rejection| closing_when_too_large(rejection.into_response()));
     }
     let mut body = body;
     let mut first: Option<Bytes> = None;
@@ -235,11 +239,13 @@ async fn body_bytes(
         // More than the announced length: hyper refuses it, this is only a guard.
         let read = first.as_ref().map_or(0, Bytes::len) + joined.len() + data.len();
         if u64::try_from(read).unwrap_or(u64::MAX) > limit {
-            return Err((
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Failed to buffer the request body: length limit exceeded",
-            )
-                .into_response());
+            return Err(closing_when_too_large(
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "Failed to buffer the request body: length limit exceeded",
+                )
+                    .into_response(),
+            ));
         }
         match first.take() {
             None if joined.is_empty() => first = Some(data),
@@ -253,7 +259,12 @@ async fn body_bytes(
     Ok(first.unwrap_or_else(|| Bytes::from(joined)))
 }
 
-pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Caller) -> Response {
+pub(super) async fn initialize(
+    state: &Arc<AppState>,
+    frame: Frame,
+    caller: &Caller,
+    parts: Arc<axum::http::request::Parts>,
+) -> Response {
     if let Err(refused) = room_for_a_session(state) {
         return refused;
     }
@@ -262,7 +273,9 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Cal
         None => Connection::new(state.server.clone(), tx),
         Some(shared) => Connection::new_replica(state.server.clone(), tx, &shared.replica),
     };
-    let response = dispatch(&conn, frame, None, None, None, caller, None).await;
+    let origin = caller.origin(Some(parts));
+    let rules = state.stream_rules();
+    let response = dispatch(&conn, frame, None, None, origin, None, rules).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();
@@ -309,17 +322,18 @@ fn with_session_id(mut response: Response, id: &str) -> Response {
 
 pub(super) async fn get_mcp(
     State(state): State<Arc<AppState>>,
-    uri: Uri,
-    headers: HeaderMap,
+    request: axum::extract::Request,
 ) -> Response {
-    let caller = match first_checks(&state, &headers, &uri).await {
+    let (parts, _) = request.into_parts();
+    let headers = &parts.headers;
+    let caller = match first_checks(&state, &parts).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
     if !state.config.get_stream {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     }
-    let Some(session_id) = header_str(&headers, http_headers::SESSION_ID) else {
+    let Some(session_id) = header_str(headers, http_headers::SESSION_ID) else {
         // The stateless revision has no GET stream.
         return rpc_error(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -343,7 +357,7 @@ pub(super) async fn get_mcp(
     // Resumption: replay what the named stream had after the client's last event. The
     // resumed connection takes the stream over (see `StoredStream::reader`): the client
     // lost the older one, though the server may not know it yet.
-    if let Some(last) = header_str(&headers, "last-event-id") {
+    if let Some(last) = header_str(headers, "last-event-id") {
         // Shared sessions: another replica may still have a connection reading the
         // stream; it ends (the client lost it). A GET stream lives here from now on.
         if let (Some(shared), Some((stream, _))) =
@@ -357,13 +371,13 @@ pub(super) async fn get_mcp(
         }
         if let Some((stored, from)) = streams.resume(last) {
             let body = streams.connection(stored.reader(from), started);
-            return sse_response(Body::from_stream(body));
+            return sse_response(body, state.stream_rules());
         }
         // Shared sessions: a stream another replica wrote, from the store. One that
         // continues as this replica's GET stream takes its place.
         if streams.mirror().is_some() {
             if let Some(replay) = streams.resume_shared(last) {
-                return sse_response(Body::from_stream(streams.connection(replay, started)));
+                return sse_response(streams.connection(replay, started), state.stream_rules());
             }
         }
         return rpc_error(
@@ -386,19 +400,20 @@ pub(super) async fn get_mcp(
         streams.set_home(true);
         super::replicas::announce_taken_over(shared, session_id, None, true).await;
     }
-    sse_response(Body::from_stream(streams.connection(events, started)))
+    sse_response(streams.connection(events, started), state.stream_rules())
 }
 
 pub(super) async fn delete_mcp(
     State(state): State<Arc<AppState>>,
-    uri: Uri,
-    headers: HeaderMap,
+    request: axum::extract::Request,
 ) -> Response {
-    let caller = match first_checks(&state, &headers, &uri).await {
+    let (parts, _) = request.into_parts();
+    let headers = &parts.headers;
+    let caller = match first_checks(&state, &parts).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    let Some(session_id) = header_str(&headers, http_headers::SESSION_ID) else {
+    let Some(session_id) = header_str(headers, http_headers::SESSION_ID) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
     if let Some(shared) = &state.shared {

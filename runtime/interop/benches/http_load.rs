@@ -25,7 +25,9 @@
 //! turns (`compare`): this runtime, the null server (`bench_server null-http`: a fixed
 //! reply to every request, the limit of the path), and rmcp 3.11's Streamable HTTP server
 //! (`benches/rmcp_http`, built on demand) with `TCP_NODELAY` and as rmcp's examples build
-//! it; `--clients 1,64,1000`, `--rounds N`, `--round-ms M`. `--before PATH` adds the
+//! it, and `mcp-bridge` (`bridge`: `mcp-bridge --http` in front of `bench_server ours` on
+//! stdio, so its figures beside `ours` are what the bridge adds; RSS is the bridge's own);
+//! `--clients 1,64,1000`, `--rounds N`, `--round-ms M`. `--before PATH` adds the
 //! contender `before`: another build's `bench_server` (`ours-http`), for this runtime
 //! before and after a change, taking turns in one run (`--servers ours,before`);
 //! `--rmcp-bin PATH` uses an `rmcp-http-bench` built already instead of building it.
@@ -113,6 +115,11 @@ fn start_contenders(
 ) -> Result<Vec<Contender>, Error> {
     use std::io::BufRead;
     let ours = support::build_bench_server(quick)?;
+    let bridge = if names.iter().any(|n| n == "bridge") {
+        Some(support::build_example("bridge", quick)?)
+    } else {
+        None
+    };
     let rmcp = if names.iter().any(|n| n.starts_with("rmcp")) {
         // `--rmcp-bin PATH`: an rmcp-http-bench built already (its release build is long).
         Some(match rmcp_bin {
@@ -124,6 +131,10 @@ fn start_contenders(
     };
     let mut started = Vec::new();
     for name in names {
+        if let Some(bridge) = bridge.as_deref().filter(|_| name == "bridge") {
+            started.push(start_bridge(bridge, &ours)?);
+            continue;
+        }
         let (exe, arg) = match name.as_str() {
             "ours" => (ours.as_str(), "ours-http"),
             "before" => (before.ok_or("`before` needs --before PATH")?, "ours-http"),
@@ -132,7 +143,7 @@ fn start_contenders(
             "rmcp-examples" => (rmcp.as_deref().unwrap_or_default(), "examples"),
             other => {
                 return Err(format!(
-                    "unknown server `{other}`: ours, before, null, rmcp, rmcp-examples"
+                    "unknown server `{other}`: ours, before, null, rmcp, rmcp-examples, bridge"
                 )
                 .into())
             }
@@ -227,6 +238,39 @@ fn pin(pid: u32, list: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// `mcp-bridge --http` on a free loopback port in front of `bench_server ours` (stdio); its
+/// URL is the `listening on` line it prints on stderr.
+fn start_bridge(bridge: &str, bench_server: &str) -> Result<Contender, Error> {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(bridge)
+        // As many sessions as `bench_server ours-http` takes: the idle ones stay open.
+        .args(["--http", "127.0.0.1:0", "--max-sessions", "100000"])
+        .args(["--", bench_server, "ours"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines.next().ok_or("mcp-bridge ended before listening")??;
+        if let Some(rest) = line.strip_prefix("listening on ") {
+            break rest
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+        }
+    };
+    // Keeps draining stderr so the bridge never blocks on it.
+    std::thread::spawn(move || lines.for_each(drop));
+    Ok(Contender {
+        name: "bridge".into(),
+        child,
+        url,
+    })
+}
+
 /// `--servers a,b,…`: the servers side by side, taking turns. First memory per idle legacy
 /// session on each fresh server; then, per era and client count, every server in closed
 /// loop for `round` at a time, `rounds` times in rotated order. Figures are medians over
@@ -259,8 +303,8 @@ async fn compare(
         );
     }
     println!();
-    println!("| era | clients | server | calls/s | p50 (ms) | p99 (ms) | server CPU µs/call | generator CPU µs/call | errors | ours ÷ this, calls/s (spread) | this p99 ÷ ours |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| era | clients | server | calls/s | p50 (ms) | p99 (ms) | server CPU µs/call | generator CPU µs/call | errors | ours ÷ this, calls/s (spread) | this p99 ÷ ours | RSS after (KiB) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for era in [LEGACY, MODERN] {
         if only.is_some_and(|o| o != era) {
             continue;
@@ -292,11 +336,13 @@ async fn compare(
                     f.push(run(set, c.child.id(), era, round, None).await?);
                 }
             }
+            // With the cell's clients still connected.
+            let rss: Vec<u64> = contenders.iter().map(|c| rss_kib(c.child.id())).collect();
             let ours = contenders
                 .iter()
                 .position(|c| c.name == "ours")
                 .and_then(|i| figures.get(i));
-            for (c, f) in contenders.iter().zip(&figures) {
+            for ((c, f), rss) in contenders.iter().zip(&figures).zip(&rss) {
                 let of = |g: fn(&Figures) -> f64| median(f.iter().map(g).collect());
                 let (mut ratio, mut p99) = (String::new(), String::new());
                 if let (Some(ours), false) = (ours, c.name == "ours") {
@@ -319,7 +365,7 @@ async fn compare(
                     );
                 }
                 println!(
-                    "| {era} | {count} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0} | {} | {ratio} | {p99} |",
+                    "| {era} | {count} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0} | {} | {ratio} | {p99} | {rss} |",
                     c.name,
                     of(|f| f.per_second),
                     of(|f| f.p50_ms),

@@ -8,7 +8,10 @@
 //! `… -- --http 127.0.0.1:3001 --authorization-server ISSUER` protects them as an OAuth
 //! 2.1 resource server whose resource is `http://127.0.0.1:3001/mcp`: the issuer's
 //! metadata and key set are discovered at start-up, and every request needs a JWT access
-//! token of that issuer whose `aud` names the resource.
+//! token of that issuer whose `aud` names the resource. Beside it, `--required-scope
+//! SCOPE` (a scope every request needs) and `--tool-scope TOOL=SCOPE` (a scope calling
+//! `TOOL` needs, and without which `TOOL` is not listed), each repeatable, so that 403
+//! `insufficient_scope` can be driven from outside.
 
 use std::time::Duration;
 
@@ -459,7 +462,20 @@ fn with_state_keys(builder: mcp_runtime::ServerBuilder) -> mcp_runtime::ServerBu
     builder.state_keys(current, previous.as_deref().map(str::as_bytes))
 }
 
-async fn serve_http(addr: &str, issuer: Option<&str>, redis: Option<&str>) -> std::io::Result<()> {
+/// The scopes of `--required-scope` and `--tool-scope`.
+#[derive(Default)]
+struct Scopes {
+    required: Vec<String>,
+    /// Tool and scope, in the order given (a tool named twice needs both).
+    per_tool: Vec<(String, String)>,
+}
+
+async fn serve_http(
+    addr: &str,
+    issuer: Option<&str>,
+    redis: Option<&str>,
+    scopes: &Scopes,
+) -> std::io::Result<()> {
     let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
         eprintln!("--http {addr}: {e}");
         std::process::exit(2);
@@ -471,7 +487,7 @@ async fn serve_http(addr: &str, issuer: Option<&str>, redis: Option<&str>) -> st
     // `server-sse-polling` expects: priming events, `retry`, closed connections.
     config.sse_polling = Some(SsePolling::new(POLL_RETRY).close_after(POLL_CONNECTION));
     if let Some(issuer) = issuer {
-        match resource_server(&url, issuer).await {
+        match resource_server(&url, issuer, scopes).await {
             Ok(rs) => config.authorization = Some(std::sync::Arc::new(rs)),
             Err(e) => {
                 eprintln!("--authorization-server {issuer}: {e}");
@@ -505,14 +521,26 @@ async fn serve_http(addr: &str, issuer: Option<&str>, redis: Option<&str>) -> st
 async fn resource_server(
     resource: &str,
     issuer: &str,
+    scopes: &Scopes,
 ) -> Result<ResourceServer, Box<dyn std::error::Error>> {
     let server = AuthorizationServer::discover(issuer).await?;
     let verifier = JwtVerifier::for_server(&server, resource)?.build()?;
     verifier.prefetch_keys().await?;
-    Ok(ResourceServer::builder(resource, verifier)
+    let mut builder = ResourceServer::builder(resource, verifier)
         .discovered_authorization_server(&server)
         .resource_name("MCP multiversion conformance server")
-        .build()?)
+        .require_scopes(scopes.required.iter().cloned());
+    let mut per_tool: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (tool, scope) in &scopes.per_tool {
+        match per_tool.iter_mut().find(|(t, _)| t == tool) {
+            Some((_, list)) => list.push(scope),
+            None => per_tool.push((tool, vec![scope])),
+        }
+    }
+    for (tool, list) in per_tool {
+        builder = builder.tool_scopes(tool, list);
+    }
+    Ok(builder.build()?)
 }
 
 #[tokio::main]
@@ -525,16 +553,36 @@ async fn main() -> std::io::Result<()> {
     // `Limits::shutdown_grace` (5 s) to finish, cancel the rest, exit 0.
     let usage = || -> ! {
         eprintln!(
-            "usage: conformance_server [--stdio | --http ADDR [--authorization-server ISSUER] [--redis URL]]   (e.g. --http 127.0.0.1:3001; flags in any order; a replica group shares MCP_STATE_KEY)"
+            "usage: conformance_server [--stdio | --http ADDR [--authorization-server ISSUER [--required-scope SCOPE]... [--tool-scope TOOL=SCOPE]...] [--redis URL]]   (e.g. --http 127.0.0.1:3001; flags in any order; a replica group shares MCP_STATE_KEY)"
         );
         std::process::exit(2);
     };
     let (mut http, mut issuer, mut redis, mut stdio) = (None, None, None, false);
+    let mut scopes = Scopes::default();
     let mut rest = args.iter().map(String::as_str);
     while let Some(flag) = rest.next() {
         let slot = match flag {
             "--stdio" => {
                 stdio = true;
+                continue;
+            }
+            "--required-scope" => {
+                scopes
+                    .required
+                    .push(rest.next().unwrap_or_else(|| usage()).to_owned());
+                continue;
+            }
+            "--tool-scope" => {
+                let value = rest.next().unwrap_or_else(|| usage());
+                match value.split_once('=') {
+                    Some((tool, scope)) if !tool.is_empty() && !scope.is_empty() => {
+                        scopes.per_tool.push((tool.to_owned(), scope.to_owned()));
+                    }
+                    _ => {
+                        eprintln!("--tool-scope {value}: expected TOOL=SCOPE");
+                        std::process::exit(2);
+                    }
+                }
                 continue;
             }
             "--http" => &mut http,
@@ -547,6 +595,11 @@ async fn main() -> std::io::Result<()> {
             _ => usage(),
         }
     }
+    let scoped = !scopes.required.is_empty() || !scopes.per_tool.is_empty();
+    if scoped && issuer.is_none() {
+        eprintln!("--required-scope and --tool-scope need --authorization-server");
+        std::process::exit(2);
+    }
     let result = match (http, stdio) {
         (None, _) if issuer.is_none() && redis.is_none() => {
             mcp_runtime::transport::stdio::serve_stdio_with_shutdown(
@@ -555,7 +608,7 @@ async fn main() -> std::io::Result<()> {
             )
             .await
         }
-        (Some(addr), false) => serve_http(addr, issuer, redis).await,
+        (Some(addr), false) => serve_http(addr, issuer, redis, &scopes).await,
         _ => usage(),
     };
     // Exported before the process exits (it does not wait for the runtime).

@@ -7,6 +7,8 @@
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
 
+mod kit;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -105,6 +107,8 @@ struct AsState {
     jwks: Mutex<Value>,
     jwks_fetches: AtomicUsize,
     jwks_broken: AtomicBool,
+    /// The key set endpoint accepts the connection and never answers.
+    jwks_hangs: AtomicBool,
     /// Introspection answers by token; unknown tokens are inactive.
     introspection: Mutex<HashMap<String, Value>>,
     introspections: AtomicUsize,
@@ -161,6 +165,9 @@ impl AuthServer {
                 "/jwks",
                 get(|State(s): State<Arc<AsState>>| async move {
                     s.jwks_fetches.fetch_add(1, Ordering::SeqCst);
+                    if s.jwks_hangs.load(Ordering::SeqCst) {
+                        std::future::pending::<()>().await;
+                    }
                     if s.jwks_broken.load(Ordering::SeqCst) {
                         return AxumStatus::INTERNAL_SERVER_ERROR.into_response();
                     }
@@ -596,6 +603,38 @@ async fn hostile_tokens_each_get_their_status() {
             ),
         ),
         invalid(
+            "issued an hour in the future (iat)",
+            sign(
+                Algorithm::RS256,
+                Some("a"),
+                &with(json!({"iat": now() + 3600})),
+                &rsa_a(),
+            ),
+        ),
+        invalid(
+            "names neither its subject nor its client (RFC 9068 requires both)",
+            sign(
+                Algorithm::RS256,
+                Some("a"),
+                &{
+                    let mut c = good.clone();
+                    c.as_object_mut().unwrap().remove("sub");
+                    c.as_object_mut().unwrap().remove("client_id");
+                    c
+                },
+                &rsa_a(),
+            ),
+        ),
+        invalid(
+            "audience with extra trailing slashes",
+            sign(
+                Algorithm::RS256,
+                Some("a"),
+                &with(json!({"aud": format!("{res}//")})),
+                &rsa_a(),
+            ),
+        ),
+        invalid(
             "wrong audience",
             sign(
                 Algorithm::RS256,
@@ -842,12 +881,27 @@ async fn hostile_tokens_each_get_their_status() {
         &rsa_a(),
     );
     let ps = sign(Algorithm::PS256, Some("a"), &good, &rsa_a());
+    let slash = sign(
+        Algorithm::RS256,
+        Some("a"),
+        &with(json!({"aud": format!("{res}/")})),
+        &rsa_a(),
+    );
+    let without = |claim: &str| {
+        let mut c = good.clone();
+        c.as_object_mut().unwrap().remove(claim);
+        sign(Algorithm::RS256, Some("a"), &c, &rsa_a())
+    };
+    let (client_only, subject_only) = (without("sub"), without("client_id"));
     for (why, token) in [
         ("RS256", &token),
         ("PS256", &ps),
         ("ES256", &es),
         ("no typ", &untyped),
         ("aud list", &listed),
+        ("aud with one trailing slash", &slash),
+        ("a client, no subject", &client_only),
+        ("a subject, no client", &subject_only),
     ] {
         let r = call(&mcp.base, Some(token), "whoami").await;
         assert_eq!(r.status, StatusCode::OK, "{why}: {}", r.body);
@@ -1091,7 +1145,10 @@ async fn keys_rotate_at_most_once_per_interval() {
     let as_ = AuthServer::start().await;
     let mcp = jwt_server(
         &as_,
-        |b| b.min_refresh_interval(Duration::from_secs(2)),
+        |b| {
+            b.min_refresh_interval(Duration::from_secs(2))
+                .fetch_timeout(Duration::from_secs(1))
+        },
         |b| b.verified_token_cache(Duration::ZERO, 0),
     )
     .await;
@@ -1376,4 +1433,365 @@ async fn two_authorization_servers_each_with_its_own_keys() {
         .unwrap()
         .contains("does not trust"));
     assert_eq!((one.fetches(), two.fetches()), before);
+}
+
+/// A `tools/list` of 2026-07-28 with `token`: the reply.
+async fn list_tools(base: &str, token: &str) -> Reply {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta(json!({}))}});
+    let req = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .header("authorization", format!("Bearer {token}"));
+    send(req.body(body.to_string())).await
+}
+
+/// The independent probe's finding: an authorization server that accepts connections and
+/// never answers held every token with an unknown key for a whole fetch timeout, one after
+/// the other, and once the set was past its lifetime valid tokens too. Now a stale set
+/// serves while it is refreshed, every token that needs a fetch waits on the same one, a
+/// token with an unknown key is answered 503 (cannot decide) while the set cannot be
+/// fetched, and a rotated key is found once the server answers again.
+#[tokio::test]
+async fn a_hanging_authorization_server_holds_no_valid_token() {
+    let as_ = AuthServer::start().await;
+    let fetch_timeout = Duration::from_millis(1500);
+    let mcp = jwt_server(
+        &as_,
+        |b| {
+            b.key_cache(Duration::from_secs(1), Duration::from_secs(3600))
+                .min_refresh_interval(Duration::from_secs(3))
+                .fetch_timeout(fetch_timeout)
+        },
+        |b| b.verified_token_cache(Duration::ZERO, 0),
+    )
+    .await;
+    let good = claims(&as_.issuer, &mcp.resource(), "alice", "mcp:tools");
+    let valid = sign(Algorithm::RS256, Some("a"), &good, &rsa_a());
+    assert_eq!(
+        call(&mcp.base, Some(&valid), "whoami").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(as_.fetches(), 1);
+
+    // The set passes its lifetime (and the refresh interval passes) while the
+    // authorization server hangs: a valid token is still answered at once (the refresh
+    // runs in the background).
+    as_.state.jwks_hangs.store(true, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(3100)).await;
+    let started = std::time::Instant::now();
+    assert_eq!(
+        call(&mcp.base, Some(&valid), "whoami").await.status,
+        StatusCode::OK
+    );
+    assert!(
+        started.elapsed() < fetch_timeout / 2,
+        "a valid token waited {:?}",
+        started.elapsed()
+    );
+
+    // Twelve tokens signed with a key the set does not hold (a rotation), at once: they
+    // share the one fetch under way and are all answered 503 when it times out, in about
+    // one timeout rather than twelve; a valid token meanwhile is not held.
+    let rotated = sign(Algorithm::RS256, Some("rotated"), &good, &rsa_b());
+    let started = std::time::Instant::now();
+    let waiting: Vec<_> = (0..12)
+        .map(|_| {
+            let (base, token) = (mcp.base.clone(), rotated.clone());
+            tokio::spawn(async move { call(&base, Some(&token), "whoami").await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let during = std::time::Instant::now();
+    assert_eq!(
+        call(&mcp.base, Some(&valid), "whoami").await.status,
+        StatusCode::OK
+    );
+    assert!(
+        during.elapsed() < fetch_timeout / 2,
+        "held behind the fetch: {:?}",
+        during.elapsed()
+    );
+    for w in waiting {
+        let r = w.await.unwrap();
+        assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+        assert_eq!(r.param("error"), None, "no invalid_token: {:?}", r.www);
+    }
+    let all = started.elapsed();
+    assert!(all < fetch_timeout * 2, "the twelve took {all:?}");
+    assert_eq!(as_.fetches(), 2, "one fetch for all of them");
+
+    // Right after the failed fetch (within the refresh interval): 503 at once, no fetch.
+    let started = std::time::Instant::now();
+    let r = call(&mcp.base, Some(&rotated), "whoami").await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert!(started.elapsed() < fetch_timeout / 2);
+    assert_eq!(as_.fetches(), 2);
+
+    // The server answers again, with the rotated key: found once the interval has passed.
+    as_.state.jwks_hangs.store(false, Ordering::SeqCst);
+    *as_.state.jwks.lock().unwrap() = json!({"keys": [
+        jwk(&rsa_a(), Algorithm::RS256, "a"),
+        jwk(&rsa_b(), Algorithm::RS256, "rotated"),
+    ]});
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let r = call(&mcp.base, Some(&rotated), "whoami").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}
+
+#[test]
+fn the_fetch_timeout_is_shorter_than_the_refresh_interval() {
+    let build = |interval: u64, timeout: u64| {
+        JwtVerifier::builder(
+            "https://as",
+            "https://as/jwks",
+            "https://mcp.example.com/mcp",
+        )
+        .min_refresh_interval(Duration::from_secs(interval))
+        .fetch_timeout(Duration::from_secs(timeout))
+        .build()
+        .map(|_| ())
+    };
+    assert!(build(10, 5).is_ok());
+    assert!(build(10, 10).unwrap_err().0.contains("shorter"));
+    assert!(build(2, 5).is_err());
+    assert!(
+        build(0, 5).is_ok(),
+        "no interval: nothing to be shorter than"
+    );
+    assert!(build(10, 0).is_err());
+}
+
+/// `conformance_server --authorization-server ISSUER --required-scope S --tool-scope T=S`:
+/// 403 `insufficient_scope` from outside, naming every scope the operation needs; a tool
+/// whose scope the token lacks is not listed for it.
+#[tokio::test]
+async fn the_example_server_takes_required_and_per_tool_scopes() {
+    let as_ = AuthServer::start().await;
+    let issuer = as_.issuer.clone();
+    let mcp = tokio::task::spawn_blocking(move || {
+        kit::process::HttpServer::start_example_with(
+            "conformance_server",
+            &[
+                "--authorization-server",
+                &issuer,
+                "--required-scope",
+                "mcp:tools",
+                "--tool-scope",
+                "test_simple_text=mcp:admin",
+                "--tool-scope",
+                "test_simple_text=mcp:text",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let base = mcp.url("");
+    let resource = mcp.url("/mcp");
+    let token = |scope: &str| {
+        sign(
+            Algorithm::RS256,
+            Some("a"),
+            &claims(&as_.issuer, &resource, "alice", scope),
+            &rsa_a(),
+        )
+    };
+    // Without the required scope: 403 on any request, naming it.
+    let r = call(&base, Some(&token("other")), "test_image_content").await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert_eq!(r.param("error").as_deref(), Some("insufficient_scope"));
+    assert_eq!(r.param("scope").as_deref(), Some("mcp:tools"));
+    // With it, a tool of no scope of its own is called; the scoped one is refused,
+    // naming everything it needs.
+    let tools = token("mcp:tools");
+    let r = call(&base, Some(&tools), "test_image_content").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = call(&base, Some(&tools), "test_simple_text").await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert_eq!(r.param("error").as_deref(), Some("insufficient_scope"));
+    assert_eq!(
+        r.param("scope").as_deref(),
+        Some("mcp:tools mcp:admin mcp:text")
+    );
+    let r = call(
+        &base,
+        Some(&token("mcp:tools mcp:admin")),
+        "test_simple_text",
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::FORBIDDEN,
+        "both tool scopes are needed"
+    );
+    let r = call(
+        &base,
+        Some(&token("mcp:tools mcp:admin mcp:text")),
+        "test_simple_text",
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    // Listed only for the token that may call it.
+    let listed = |token: String| {
+        let base = base.clone();
+        async move { tool_names(&list_tools(&base, &token).await) }
+    };
+    assert!(!listed(token("mcp:tools"))
+        .await
+        .contains(&"test_simple_text".to_owned()));
+    assert!(listed(token("mcp:tools mcp:admin mcp:text"))
+        .await
+        .contains(&"test_simple_text".to_owned()));
+}
+
+fn tool_names(reply: &Reply) -> Vec<String> {
+    let v = reply.json();
+    v["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {v}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A tool whose per-tool scopes a token lacks is not listed for that token, in either
+/// era; callers who see different lists never get each other's (the pages are cached
+/// per set of visible tools), and such lists are `private`.
+#[tokio::test]
+async fn tools_whose_scopes_the_token_lacks_are_not_listed() {
+    let as_ = AuthServer::start().await;
+    let mcp = jwt_server(&as_, |b| b, |b| b).await;
+    let (iss, res) = (as_.issuer.clone(), mcp.resource());
+    let plain = sign(
+        Algorithm::RS256,
+        Some("a"),
+        &claims(&iss, &res, "alice", "mcp:tools"),
+        &rsa_a(),
+    );
+    let admin = sign(
+        Algorithm::RS256,
+        Some("a"),
+        &claims(&iss, &res, "bob", "mcp:tools mcp:admin"),
+        &rsa_a(),
+    );
+    for _ in 0..3 {
+        let r = list_tools(&mcp.base, &plain).await;
+        assert_eq!(tool_names(&r), ["whoami", "confirm"], "{}", r.body);
+        assert_eq!(r.json()["result"]["cacheScope"], "private");
+        let r = list_tools(&mcp.base, &admin).await;
+        assert_eq!(tool_names(&r), ["whoami", "admin", "confirm"], "{}", r.body);
+        assert_eq!(r.json()["result"]["cacheScope"], "private");
+    }
+    // A legacy session's list, for each.
+    for (token, expected) in [
+        (&plain, vec!["whoami", "confirm"]),
+        (&admin, vec!["whoami", "admin", "confirm"]),
+    ] {
+        let opened = legacy(&mcp.base, token, None, initialize("2025-06-18")).await;
+        let session = opened.session.clone().expect("a session");
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        legacy(&mcp.base, token, Some(&session), note).await;
+        let r = legacy(
+            &mcp.base,
+            token,
+            Some(&session),
+            rpc(1, "tools/list", json!({})),
+        )
+        .await;
+        assert_eq!(tool_names(&r), expected, "{}", r.body);
+    }
+}
+
+/// One HTTP/1.1 request on `stream`, its head and its body sent apart (as httpx does, the
+/// body a moment later), and the head of the answer read back.
+async fn exchange_on(stream: &mut tokio::net::TcpStream, head: &str, body: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    // The whole answer: its head, then `content-length` bytes of body.
+    loop {
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk))
+            .await
+            .expect("an answer within 10 s")
+            .unwrap();
+        assert!(
+            read > 0,
+            "the connection was closed: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        answer.extend_from_slice(&chunk[..read]);
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            if answer.len() >= end + 4 + length {
+                return text[..end].to_owned();
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_request_leaves_its_connection_usable() {
+    // hyper closes a connection whose request body was left unread, without a word: a
+    // client that reuses it for its next request (the retry with a token after a 401, or
+    // the metadata fetch) met a reset. The refusal reads the short body first.
+    let as_ = AuthServer::start().await;
+    let mcp = jwt_server(&as_, |b| b, |b| b).await;
+    let authority = mcp.base.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let body = rpc(1, "ping", json!({})).to_string();
+    let post = |token: Option<&str>| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\n{}content-length: {}\r\n\r\n",
+            token
+                .map(|t| format!("authorization: Bearer {t}\r\n"))
+                .unwrap_or_default(),
+            body.len()
+        )
+    };
+    let first = exchange_on(&mut stream, &post(None), &body).await;
+    assert!(first.starts_with("HTTP/1.1 401"), "{first}");
+    assert!(
+        !first.to_ascii_lowercase().contains("connection: close"),
+        "{first}"
+    );
+    // The same connection answers the next request.
+    let metadata = format!(
+        "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nhost: {authority}\r\n\r\n"
+    );
+    let second = exchange_on(&mut stream, &metadata, "").await;
+    assert!(second.starts_with("HTTP/1.1 200"), "{second}");
+    // A body too long to read for a refusal: the refusal says the connection closes.
+    let long = "x".repeat(100 * 1024);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        long.len()
+    );
+    let mut other = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    use tokio::io::AsyncWriteExt;
+    other.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0_u8; 4096];
+    let read = tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::io::AsyncReadExt::read(&mut other, &mut answer),
+    )
+    .await
+    .expect("an answer within 10 s")
+    .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 401"), "{answer}");
+    assert!(answer.contains("connection: close"), "{answer}");
 }

@@ -645,3 +645,100 @@ async fn a_2026_client_s_rounds_read_a_resource_and_get_a_prompt_upstream_once()
         "prompt 1: modern: First prompt question? | modern: Second prompt question?"
     );
 }
+
+/// An upstream server (in this process, over HTTP) whose tool, resource, contents and
+/// results carry `_meta`, and whose tool answers with the request `_meta` it read.
+async fn meta_upstream() -> kit::http::Http {
+    use mcp_runtime::model::{Resource, ResourceContents, Tool, ToolResult};
+    let server = mcp_runtime::Server::builder(Implementation::new("meta-upstream", "1"))
+        .tool(
+            Tool::new("seen", "The request _meta it read")
+                .meta("ui", json!({"resourceUri": "ui://meta/app.html"})),
+            |_, ctx| async move {
+                let seen = Value::Object(ctx.meta().clone());
+                Ok::<_, mcp_runtime::ToolError>(
+                    ToolResult::text(seen.to_string()).meta("com.example/result", 1),
+                )
+            },
+        )
+        .resource(
+            Resource::new("ui://meta/app.html", "app")
+                .mime_type("text/html;profile=mcp-app")
+                .meta("ui", json!({"prefersBorder": true})),
+            |uri, _| async move {
+                Ok(vec![ResourceContents::text(
+                    uri,
+                    "text/html;profile=mcp-app",
+                    "<p>",
+                )
+                .meta(
+                    "ui",
+                    json!({"csp": {"connectDomains": ["https://api.example.com"]}}),
+                )])
+            },
+        )
+        .build();
+    kit::http::serve(server, mcp_runtime_http::HttpConfig::default()).await
+}
+
+/// The bridge keeps the `_meta` of the server it fronts — on listed items, contents and
+/// results, in both eras — and passes a request's application keys (the trace context)
+/// upstream, while the protocol's own keys stay each side's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_keeps_the_upstream_meta_and_passes_the_trace_context_on() {
+    let upstream = meta_upstream().await;
+    let bridge = HttpBridge::start_with(&["--url", &upstream.url("/mcp")]);
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    for v in ["2025-11-25", "2026-07-28"] {
+        let client = our_client()
+            .pin(ProtocolVersion::parse(v).unwrap())
+            .connect_url(&bridge.url("/mcp"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}\nbridge: {}", bridge.log()));
+        let tools = client.list_all_tools().await.unwrap();
+        assert_eq!(
+            tools[0].meta.as_ref().map(|m| m["ui"].clone()),
+            Some(json!({"resourceUri": "ui://meta/app.html"})),
+            "{v}"
+        );
+        let resources = client.list_all_resources().await.unwrap();
+        assert_eq!(
+            resources[0].meta.as_ref().map(|m| m["ui"].clone()),
+            Some(json!({"prefersBorder": true})),
+            "{v}"
+        );
+        let contents = client.read_resource("ui://meta/app.html").await.unwrap();
+        assert_eq!(
+            contents[0].metadata().map(|m| m["ui"]["csp"].clone()),
+            Some(json!({"connectDomains": ["https://api.example.com"]})),
+            "{v}"
+        );
+        let mut sent = Map::new();
+        sent.insert("traceparent".into(), json!(traceparent));
+        sent.insert("com.example/request".into(), json!("r"));
+        let result = client
+            .call_tool_with("seen", json!({}), RequestOptions::new().meta(sent))
+            .await
+            .unwrap();
+        let meta = result.meta.clone().unwrap_or_default();
+        assert_eq!(meta.get("com.example/result"), Some(&json!(1)), "{v}");
+        // A 2026-07-28 result names its server (the bridge, which presents the upstream's
+        // identity); a 2025-11-25 one gets no such key, though the upstream wrote one.
+        assert_eq!(
+            meta.contains_key("io.modelcontextprotocol/serverInfo"),
+            v == "2026-07-28",
+            "{v}: {meta:?}"
+        );
+        let seen: Value = serde_json::from_str(&first_text(&result)).unwrap();
+        assert_eq!(seen["traceparent"], traceparent, "{v}: {seen}");
+        assert_eq!(seen["com.example/request"], "r", "{v}: {seen}");
+        // The upstream sees the bridge's own client as its client, at the bridge's revision.
+        assert_ne!(
+            seen.get("io.modelcontextprotocol/clientInfo")
+                .map(|i| i["name"].clone()),
+            Some(json!("bridge-test")),
+            "{v}: {seen}"
+        );
+        client.close().await;
+    }
+}

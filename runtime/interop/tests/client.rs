@@ -605,3 +605,101 @@ async fn elicitation_defaults_fill_the_form_sep_1034() {
         assert!(answered.contains(field), "{field} in {answered}");
     }
 }
+
+/// The client bounds what it reads (`ClientBuilder::max_message_bytes`): an answer over
+/// the limit fails its request with an error naming the limit, whether it came as a JSON
+/// body, as an event on the request's SSE stream, or on the HTTP+SSE stream (which ends
+/// the connection); answers within the limit are read as ever.
+#[tokio::test]
+async fn answers_over_the_clients_limit_fail_with_an_error_naming_it() {
+    let big = "x".repeat(64 * 1024);
+    let server = Server::builder(Implementation::new("big", "1"))
+        .tool(Tool::new("small", "A short answer"), |_, _| async {
+            Ok(ToolResult::text("small"))
+        })
+        .tool(Tool::new("big", "A long answer"), {
+            let big = big.clone();
+            move |_, _| {
+                let big = big.clone();
+                async move { Ok(ToolResult::text(big)) }
+            }
+        })
+        .tool(
+            Tool::new("big_after_log", "Logs first: the answer comes as SSE"),
+            {
+                move |_, ctx| {
+                    let big = big.clone();
+                    async move {
+                        ctx.log(LogLevel::Info, None, json!("about to answer"))
+                            .await;
+                        Ok(ToolResult::text(big))
+                    }
+                }
+            },
+        )
+        .build();
+    let base = http_server(server).await;
+    let limited = || builder().max_message_bytes(16 * 1024);
+    let names_the_limit = |e: &mcp_runtime_client::ClientError| {
+        let text = e.to_string();
+        assert!(
+            text.contains("16384") && text.contains("max_message_bytes"),
+            "{text}"
+        );
+    };
+    for version in ["2025-11-25", "2026-07-28"] {
+        let client = limited()
+            .pin(rev(version))
+            .connect_url(&format!("{base}/mcp"))
+            .await
+            .expect("connect");
+        let small = client.call_tool("small", json!({})).await.expect("small");
+        assert_eq!(text(&small), "small");
+        let e = client
+            .call_tool("big", json!({}))
+            .await
+            .expect_err("too big");
+        assert_eq!(e.kind(), ClientErrorKind::Transport, "{version}: {e}");
+        names_the_limit(&e);
+        if version == "2025-11-25" {
+            client.set_log_level(LogLevel::Debug).await.expect("level");
+        }
+        let e = client
+            .call_tool("big_after_log", json!({}))
+            .await
+            .expect_err("too big");
+        names_the_limit(&e);
+        if version == "2025-11-25" {
+            // The log message came first, so the answer was an event on an SSE stream.
+            assert!(e.to_string().contains("SSE event"), "{e}");
+        }
+        // The client goes on.
+        assert_eq!(
+            text(&client.call_tool("small", json!({})).await.unwrap()),
+            "small"
+        );
+    }
+    // HTTP+SSE: every answer comes on the one stream; one over the limit ends it.
+    let client = limited()
+        .connect_sse(&format!("{base}/sse"))
+        .await
+        .expect("connect");
+    assert_eq!(
+        text(&client.call_tool("small", json!({})).await.unwrap()),
+        "small"
+    );
+    let e = client
+        .call_tool("big", json!({}))
+        .await
+        .expect_err("too big");
+    names_the_limit(&e);
+    // And the default limit (64 MiB) reads it.
+    let client = builder()
+        .connect_url(&format!("{base}/mcp"))
+        .await
+        .expect("connect");
+    assert_eq!(
+        text(&client.call_tool("big", json!({})).await.unwrap()).len(),
+        64 * 1024
+    );
+}

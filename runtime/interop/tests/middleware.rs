@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use mcp_runtime::auth::Principal;
 use mcp_runtime::middleware::{BoxFuture, Middleware, Next, Outcome, RequestInfo};
 use mcp_runtime::model::{Implementation, Tool, ToolResult};
-use mcp_runtime::server::connection::Connection;
+use mcp_runtime::server::connection::{Connection, RequestOrigin};
 use mcp_runtime::wire::{self, Outgoing};
 use mcp_runtime::{ErrorCode, RpcError, Server, ToolError};
 use serde_json::{json, Value};
@@ -217,7 +217,11 @@ async fn send_as(
 ) -> Value {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Outgoing>(8);
     let frame = wire::parse_frame(message.to_string().as_bytes());
-    conn.handle_parsed_as(frame, &tx, principal).await;
+    let origin = RequestOrigin {
+        principal: principal.cloned(),
+        ..RequestOrigin::default()
+    };
+    conn.handle_parsed_as(frame, &tx, &origin).await;
     let answer = tokio::time::timeout(kit::patience::patience(), rx.recv())
         .await
         .expect("an answer in time")

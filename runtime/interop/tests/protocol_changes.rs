@@ -28,7 +28,7 @@ use mcp_runtime::model::{
 use mcp_runtime::protocol::shape;
 use mcp_runtime::protocol::version::{self, ProtocolVersion as V};
 use mcp_runtime::server::SUBSCRIPTION_ID;
-use mcp_runtime::{ErrorCode, Server, ServerEvent, VersionSet};
+use mcp_runtime::{CacheHint, ErrorCode, Server, ServerEvent, VersionSet};
 use serde_json::{json, Value};
 
 // ---------------------------------------------------------------------------------------
@@ -750,7 +750,7 @@ fn projection_drops_fields_the_revision_does_not_define() {
         (V::V2025_11_25, true, true, true),
         (V::V2026_07_28, true, true, true),
     ] {
-        let r = shape::list_tools(v, &info, &[&tool], None)
+        let r = shape::list_tools(v, &info, &[&tool], None, CacheHint::LIST)
             .expect("tool list")
             .to_value();
         let t = &r["tools"][0];
@@ -772,15 +772,12 @@ fn projection_drops_fields_the_revision_does_not_define() {
     let new = shape::server_capabilities(V::V2025_03_26, &caps).expect("caps");
     assert!(has(&new, "completions"), "{new}");
     // Annotations.lastModified (2025-06-18) on content.
-    let annotated = ToolResult::content(vec![Content::Text {
-        text: "x".into(),
-        annotations: Some(
-            Annotations::default()
-                .audience([Role::User])
-                .priority(1.0)
-                .last_modified("2025-01-01T00:00:00Z"),
-        ),
-    }]);
+    let annotated = ToolResult::content(vec![Content::text("x").annotations(
+        Annotations::default()
+            .audience([Role::User])
+            .priority(1.0)
+            .last_modified("2025-01-01T00:00:00Z"),
+    )]);
     let r = shape::tool_result(V::V2025_03_26, &info, annotated.clone())
         .expect("result")
         .to_value();
@@ -794,14 +791,14 @@ fn projection_drops_fields_the_revision_does_not_define() {
     let prompt = Prompt::new("p")
         .title("P")
         .argument(PromptArgument::new("x").title("X").required());
-    let r = shape::list_prompts(V::V2025_03_26, &info, &[&prompt], None)
+    let r = shape::list_prompts(V::V2025_03_26, &info, &[&prompt], None, CacheHint::LIST)
         .expect("prompts")
         .to_value();
     assert!(
         !has(&r["prompts"][0], "title") && !has(&r["prompts"][0]["arguments"][0], "title"),
         "{r}"
     );
-    let r = shape::list_prompts(V::V2025_06_18, &info, &[&prompt], None)
+    let r = shape::list_prompts(V::V2025_06_18, &info, &[&prompt], None, CacheHint::LIST)
         .expect("prompts")
         .to_value();
     assert_eq!(r["prompts"][0]["arguments"][0]["title"], "X", "{r}");
@@ -928,17 +925,18 @@ fn results_are_stamped_in_2026_07_28_only() {
         json!({"name": "shaping", "version": "1.2.3"})
     );
     assert!(!has(&r, "ttlMs") && !has(&r, "cacheScope"), "{r}");
-    let l = shape::list_tools(v, &info, &[&rich_tool()], None)
+    let l = shape::list_tools(v, &info, &[&rich_tool()], None, CacheHint::LIST)
         .expect("list")
         .to_value();
     assert_eq!(
         (l["ttlMs"].clone(), l["cacheScope"].clone()),
-        (json!(300_000), json!("public"))
+        (json!(0), json!("public"))
     );
     let read = shape::read_resource(
         v,
         &info,
         vec![ResourceContents::text("test://a", "text/plain", "a")],
+        CacheHint::READ,
     )
     .expect("read")
     .to_value();
@@ -960,7 +958,7 @@ fn results_are_stamped_in_2026_07_28_only() {
             json!({"content": [{"type": "text", "text": "x"}]}),
             "{old}"
         );
-        let l = shape::list_tools(old, &info, &[&rich_tool()], None)
+        let l = shape::list_tools(old, &info, &[&rich_tool()], None, CacheHint::LIST)
             .expect("list")
             .to_value();
         for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
@@ -984,7 +982,7 @@ fn tool_schemas_reach_every_revision_verbatim() {
     });
     let tool = rich_tool().input_schema(input.clone());
     for v in V::ALL {
-        let r = shape::list_tools(v, &info, &[&tool], None)
+        let r = shape::list_tools(v, &info, &[&tool], None, CacheHint::LIST)
             .expect("list")
             .to_value();
         assert_eq!(r["tools"][0]["inputSchema"], input, "{v}");
@@ -1335,7 +1333,10 @@ fn a_non_object_output_schema_does_not_break_the_tool_list() {
     let info = server_info();
     let tool = rich_tool().output_schema(json!({"type": "array", "items": {"type": "number"}}));
     for v in V::ALL {
-        assert!(shape::list_tools(v, &info, &[&tool], None).is_ok(), "{v}");
+        assert!(
+            shape::list_tools(v, &info, &[&tool], None, CacheHint::LIST).is_ok(),
+            "{v}"
+        );
     }
 }
 

@@ -1826,7 +1826,7 @@ the most important factor.*/
     pub speed_priority: ::std::option::Option<::serde_json::Number>,
 }
 ///Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct NotificationMetaObject {
     /**Identifies the subscription stream a notification was delivered on. The
 server MUST include this key on every notification delivered via a
@@ -1839,6 +1839,7 @@ why it is optional here.
 The value is the JSON-RPC ID of the `subscriptions/listen` request that
 opened the stream.*/
     pub io_modelcontextprotocol_subscription_id: ::std::option::Option<RequestId>,
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 ///Common params for any notification.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -2045,7 +2046,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceLinkType {
     }
 }
 ///Extends {@link MetaObject} with additional result-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResultMetaObject {
     /**Identifies the server software producing the response. Servers SHOULD
 include this field on every response unless specifically configured not
@@ -2059,6 +2060,7 @@ protocol. It is intended for display, logging, and debugging. Clients
 SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
 security decisions.*/
     pub io_modelcontextprotocol_server_info: ::std::option::Option<Implementation>,
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 ///The sender or recipient of messages and data in a conversation.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -4454,6 +4456,34 @@ impl crate::KeepsUnknownKeys for ListRootsRequest {
     }
 }
 impl crate::KeepsUnknownKeys for ListRootsResult {
+    #[inline]
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    #[inline]
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
+impl crate::KeepsUnknownKeys for NotificationMetaObject {
+    #[inline]
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    #[inline]
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
+impl crate::KeepsUnknownKeys for ResultMetaObject {
     #[inline]
     fn unknown_keys(
         &self,
@@ -9017,32 +9047,17 @@ impl ::serde::Serialize for NotificationMetaObject {
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = crate::support::present(
-            0usize,
-            &[
-                ::std::matches!(
-                    self.io_modelcontextprotocol_subscription_id,
-                    ::std::option::Option::Some(_)
-                ),
-            ],
-        );
-        let mut state = match serializer.serialize_struct("NotificationMetaObject", len)
-        {
-            ::std::result::Result::Ok(state) => state,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        if ::std::matches!(
-            self.io_modelcontextprotocol_subscription_id, ::std::option::Option::Some(_)
-        ) {
-            if let ::std::result::Result::Err(e) = state
-                .serialize_field(
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.io_modelcontextprotocol_subscription_id.is_some() {
+            state
+                .serialize_entry(
                     "io.modelcontextprotocol/subscriptionId",
                     &self.io_modelcontextprotocol_subscription_id,
-                )
-            {
-                return ::std::result::Result::Err(e);
-            }
+                )?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
         }
         state.end()
     }
@@ -9054,18 +9069,20 @@ impl crate::support::FromValue for NotificationMetaObject {
         let mut field0: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
             ::std::option::Option::None,
         );
+        let mut rest = ::serde_json::Map::new();
         if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct NotificationMetaObject",
-            ::std::option::Option::Some(&["io.modelcontextprotocol/subscriptionId"]),
+            ::std::option::Option::None,
             &["io.modelcontextprotocol/subscriptionId"],
             &mut [&mut field0],
-            ::std::option::Option::None,
+            ::std::option::Option::Some(&mut rest),
         ) {
             return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
             io_modelcontextprotocol_subscription_id: field0.0,
+            extra: rest,
         })
     }
 }
@@ -9542,31 +9559,17 @@ impl ::serde::Serialize for ResultMetaObject {
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = crate::support::present(
-            0usize,
-            &[
-                ::std::matches!(
-                    self.io_modelcontextprotocol_server_info,
-                    ::std::option::Option::Some(_)
-                ),
-            ],
-        );
-        let mut state = match serializer.serialize_struct("ResultMetaObject", len) {
-            ::std::result::Result::Ok(state) => state,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        if ::std::matches!(
-            self.io_modelcontextprotocol_server_info, ::std::option::Option::Some(_)
-        ) {
-            if let ::std::result::Result::Err(e) = state
-                .serialize_field(
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.io_modelcontextprotocol_server_info.is_some() {
+            state
+                .serialize_entry(
                     "io.modelcontextprotocol/serverInfo",
                     &self.io_modelcontextprotocol_server_info,
-                )
-            {
-                return ::std::result::Result::Err(e);
-            }
+                )?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
         }
         state.end()
     }
@@ -9578,18 +9581,20 @@ impl crate::support::FromValue for ResultMetaObject {
         let mut field0: crate::support::Member<::std::option::Option<Implementation>> = crate::support::Member(
             ::std::option::Option::None,
         );
+        let mut rest = ::serde_json::Map::new();
         if let ::std::result::Result::Err(e) = crate::support::fill(
             value,
             "struct ResultMetaObject",
-            ::std::option::Option::Some(&["io.modelcontextprotocol/serverInfo"]),
+            ::std::option::Option::None,
             &["io.modelcontextprotocol/serverInfo"],
             &mut [&mut field0],
-            ::std::option::Option::None,
+            ::std::option::Option::Some(&mut rest),
         ) {
             return ::std::result::Result::Err(e);
         }
         ::std::result::Result::Ok(Self {
             io_modelcontextprotocol_server_info: field0.0,
+            extra: rest,
         })
     }
 }

@@ -36,14 +36,44 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const MAX_GET_REOPENS: usize = 3;
 
 /// Settings of an HTTP link.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct HttpSettings {
+    /// The largest JSON body or SSE event read from the server, in bytes.
+    pub(crate) max_message_bytes: usize,
     /// Headers sent with every request (authorization, for instance).
     pub(crate) headers: Vec<(String, String)>,
     /// Whether a legacy session opens its GET stream.
     pub(crate) get_stream: bool,
     /// OAuth, when configured: every request goes through it.
     pub(crate) auth: Option<Arc<crate::auth::Authorizer>>,
+    /// An event stream silent for longer is dead (`ClientBuilder::stream_idle_timeout`).
+    pub(crate) stream_idle_timeout: Option<Duration>,
+}
+
+/// How reading an SSE response ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StreamEnd {
+    /// The answer to the request came (the stream is left).
+    Answered,
+    /// The server ended the stream, or the connection broke.
+    Ended,
+    /// Nothing arrived for longer than the idle bound: the connection is presumed dead.
+    Silent,
+}
+
+/// The next chunk of `response`, or `Err(())` when none came within `bound`. (A keep-alive
+/// comment is a chunk: it proves the connection alive.)
+pub(crate) async fn chunk_within(
+    response: &mut reqwest::Response,
+    bound: Option<Duration>,
+) -> Result<reqwest::Result<Option<bytes::Bytes>>, ()> {
+    match bound {
+        // `chunk` holds nothing between polls: dropping it loses no data.
+        Some(bound) => tokio::time::timeout(bound, response.chunk())
+            .await
+            .map_err(|_| ()),
+        None => Ok(response.chunk().await),
+    }
 }
 
 struct State {
@@ -192,14 +222,15 @@ impl Shared {
         let status = response.status();
         let content_type = content_type(&response);
         if content_type.starts_with("text/event-stream") && status.is_success() {
-            let mut parser = sse::Parser::default();
-            if self.read_events(response, &mut parser, Some(&id)).await {
+            let mut parser = sse::Parser::new(self.settings.max_message_bytes);
+            let end = self.read_events(response, &mut parser, Some(&id)).await;
+            if end == StreamEnd::Answered {
                 return;
             }
-            self.resume(&id, parser).await;
+            self.resume(&id, parser, end).await;
             return;
         }
-        let body = match read_body(response).await {
+        let body = match read_body(response, self.settings.max_message_bytes).await {
             Ok(b) => b,
             Err(e) => return self.fail(&id, e),
         };
@@ -279,19 +310,32 @@ impl Shared {
         answered
     }
 
-    /// Reads an SSE response, delivering each message; whether the answer to `id` came
-    /// (then the stream is left: the answer ends a request's stream).
+    /// Reads an SSE response, delivering each message, until the answer to `id` came (the
+    /// answer ends a request's stream), the stream ended, or it was silent for longer than
+    /// the idle bound. An event over the size limit ends the stream, and fails the request
+    /// `id` (it counts as answered: no resumption would bring anything but the same event).
     async fn read_events(
         &self,
         mut response: reqwest::Response,
         parser: &mut sse::Parser,
         id: Option<&RequestId>,
-    ) -> bool {
+    ) -> StreamEnd {
         loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
+            match chunk_within(&mut response, self.settings.stream_idle_timeout).await {
+                Ok(Ok(Some(chunk))) => {
                     let mut answered = false;
-                    for event in parser.feed(&chunk) {
+                    let events = match parser.feed(&chunk) {
+                        Ok(events) => events,
+                        Err(too_large) => {
+                            tracing::warn!("{too_large}; the stream is dropped");
+                            if let Some(id) = id {
+                                self.fail(id, ClientError::transport(too_large.to_string()));
+                                return StreamEnd::Answered;
+                            }
+                            return StreamEnd::Ended;
+                        }
+                    };
+                    for event in events {
                         if (event.event.is_empty() || event.event == "message")
                             && !event.data.trim().is_empty()
                         {
@@ -299,21 +343,25 @@ impl Shared {
                         }
                     }
                     if answered {
-                        return true;
+                        return StreamEnd::Answered;
                     }
                 }
-                Ok(None) => return false,
-                Err(e) => {
+                Ok(Ok(None)) => return StreamEnd::Ended,
+                Ok(Err(e)) => {
                     tracing::debug!("a response stream broke: {e}");
-                    return false;
+                    return StreamEnd::Ended;
+                }
+                Err(()) => {
+                    tracing::debug!("a response stream went silent: presumed dead");
+                    return StreamEnd::Silent;
                 }
             }
         }
     }
 
-    /// Resumes a request's stream that ended before its answer (legacy sessions with an
-    /// event id to resume from); fails the request otherwise.
-    async fn resume(&self, id: &RequestId, mut parser: sse::Parser) {
+    /// Resumes a request's stream that ended (or went silent) before its answer, in a
+    /// legacy session with an event id to resume from; fails the request otherwise.
+    async fn resume(&self, id: &RequestId, mut parser: sse::Parser, mut end: StreamEnd) {
         let legacy = lock(&self.state).protocol_version.is_some();
         let mut idle = 0;
         while idle < MAX_RESUMPTIONS {
@@ -321,8 +369,11 @@ impl Shared {
                 break;
             };
             idle += 1;
-            let wait = parser.retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
-            tokio::time::sleep(wait).await;
+            // A silent stream is resumed at once: its time was spent already.
+            if end != StreamEnd::Silent {
+                let wait = parser.retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
+                tokio::time::sleep(wait).await;
+            }
             let Ok(response) = self.get(Some(&last_id)).await else {
                 continue;
             };
@@ -330,17 +381,22 @@ impl Shared {
                 break;
             }
             let before = parser.fields;
-            if self.read_events(response, &mut parser, Some(id)).await {
+            end = self.read_events(response, &mut parser, Some(id)).await;
+            if end == StreamEnd::Answered {
                 return;
             }
             if parser.fields > before {
                 idle = 0;
             }
         }
-        self.fail(
-            id,
-            ClientError::transport("the response stream ended before the answer"),
-        );
+        let message = match (end, self.settings.stream_idle_timeout) {
+            (StreamEnd::Silent, Some(bound)) => format!(
+                "the response stream was silent for longer than {bound:?} (no event, no \
+                 keep-alive) and cannot be resumed: the connection is presumed dead"
+            ),
+            _ => "the response stream ended before the answer".to_owned(),
+        };
+        self.fail(id, ClientError::transport(message));
     }
 
     async fn get(&self, last_event_id: Option<&str>) -> Result<reqwest::Response, ClientError> {
@@ -361,7 +417,7 @@ impl Shared {
     /// The session's GET stream: what the server sends outside any request. `opened`
     /// hears when the first attempt is answered.
     async fn listen(self: Arc<Self>, opened: tokio::sync::oneshot::Sender<()>) {
-        let mut parser = sse::Parser::default();
+        let mut parser = sse::Parser::new(self.settings.max_message_bytes);
         let mut reopens = 0;
         let mut opened = Some(opened);
         loop {
@@ -380,8 +436,10 @@ impl Shared {
                 _ => return,
             };
             let before = parser.fields;
-            self.read_events(response, &mut parser, None).await;
-            if parser.fields > before {
+            let end = self.read_events(response, &mut parser, None).await;
+            // A stream that carried something, or went silent (the connection, not the
+            // server, is at fault), is opened again without counting.
+            if parser.fields > before || end == StreamEnd::Silent {
                 reopens = 0;
             }
             reopens += 1;
@@ -403,10 +461,25 @@ fn content_type(response: &reqwest::Response) -> String {
         .to_ascii_lowercase()
 }
 
-async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, ClientError> {
+/// A JSON answer's body, refused (unread beyond the limit) when larger than `limit`.
+async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, ClientError> {
+    let too_large = || {
+        ClientError::transport(format!(
+            "the server's answer is larger than {limit} bytes (the client's max_message_bytes)"
+        ))
+    };
+    if response
+        .content_length()
+        .is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX))
+    {
+        return Err(too_large());
+    }
     let mut body = Vec::new();
     loop {
         match response.chunk().await {
+            Ok(Some(chunk)) if body.len().saturating_add(chunk.len()) > limit => {
+                return Err(too_large())
+            }
             Ok(Some(chunk)) => body.extend_from_slice(&chunk),
             Ok(None) => return Ok(body),
             Err(e) => return Err(ClientError::transport(format!("reading an answer: {e}"))),

@@ -2,13 +2,15 @@
 //! `endpoint`, names the URL to POST messages to; every answer, request and
 //! notification of the server arrives on that stream.
 
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 
-use super::http::{http_client, parse_url, HttpSettings};
+use super::http::{chunk_within, http_client, parse_url, HttpSettings};
 use super::sse;
-use super::stdio::deliver;
+use super::stdio::{deliver, deliver_noting};
 use super::{Incoming, IncomingTx, Link, LinkFuture, LinkKind, Outbound, OutboundKind};
 use crate::error::ClientError;
 use mcp_runtime::wire::RequestId;
@@ -20,6 +22,16 @@ pub(crate) struct LegacySseLink {
     headers: HeaderMap,
     incoming: IncomingTx,
     stream: Mutex<Option<tokio::task::AbortHandle>>,
+    /// The requests sent and not answered yet: while there are any, a stream silent for
+    /// longer than the idle bound is dead.
+    waiting: Waiting,
+}
+
+/// The requests waiting for their answer, with when each was sent.
+type Waiting = Arc<Mutex<HashMap<RequestId, Instant>>>;
+
+fn waiting_lock(w: &Waiting) -> std::sync::MutexGuard<'_, HashMap<RequestId, Instant>> {
+    w.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn header_map(pairs: &[(String, String)]) -> HeaderMap {
@@ -57,7 +69,7 @@ impl LegacySseLink {
                 response.status()
             )));
         }
-        let mut parser = sse::Parser::default();
+        let mut parser = sse::Parser::new(settings.max_message_bytes);
         let mut early = Vec::new();
         let endpoint = 'found: loop {
             let chunk = response
@@ -67,7 +79,10 @@ impl LegacySseLink {
                 .ok_or_else(|| {
                     ClientError::transport(format!("{url}: the stream ended before its endpoint"))
                 })?;
-            for event in parser.feed(&chunk) {
+            let events = parser
+                .feed(&chunk)
+                .map_err(|e| ClientError::transport(format!("{url}: {e}")))?;
+            for event in events {
                 if event.event == "endpoint" {
                     let endpoint = url.join(event.data.trim()).map_err(|e| {
                         ClientError::transport(format!("bad endpoint `{}`: {e}", event.data))
@@ -81,7 +96,14 @@ impl LegacySseLink {
         for event in early {
             deliver(event.data.as_bytes(), &incoming, None);
         }
-        let task = tokio::spawn(read_stream(response, parser, incoming.clone()));
+        let waiting = Waiting::default();
+        let task = tokio::spawn(read_stream(
+            response,
+            parser,
+            incoming.clone(),
+            Arc::clone(&waiting),
+            settings.stream_idle_timeout,
+        ));
         Ok(LegacySseLink {
             http,
             auth: settings.auth.clone(),
@@ -89,6 +111,7 @@ impl LegacySseLink {
             headers,
             incoming,
             stream: Mutex::new(Some(task.abort_handle())),
+            waiting,
         })
     }
 }
@@ -97,20 +120,44 @@ async fn read_stream(
     mut response: reqwest::Response,
     mut parser: sse::Parser,
     incoming: IncomingTx,
+    waiting: Waiting,
+    idle_bound: Option<Duration>,
 ) {
     let why = loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                for event in parser.feed(&chunk) {
+        match chunk_within(&mut response, idle_bound).await {
+            Ok(Ok(Some(chunk))) => {
+                // An event over the limit ends the session: what follows it in the stream
+                // cannot be told apart from it.
+                let events = match parser.feed(&chunk) {
+                    Ok(events) => events,
+                    Err(too_large) => break too_large.to_string(),
+                };
+                for event in events {
                     if (event.event.is_empty() || event.event == "message")
                         && !event.data.trim().is_empty()
                     {
-                        deliver(event.data.as_bytes(), &incoming, None);
+                        deliver_noting(event.data.as_bytes(), &incoming, None, &mut |id| {
+                            waiting_lock(&waiting).remove(id);
+                        });
                     }
                 }
             }
-            Ok(None) => break "the server closed the event stream".to_owned(),
-            Err(e) => break format!("the event stream broke: {e}"),
+            Ok(Ok(None)) => break "the server closed the event stream".to_owned(),
+            Ok(Err(e)) => break format!("the event stream broke: {e}"),
+            // Silent for the whole bound, but no request has waited that long (idle with
+            // nothing asked: a server without keep-alive, quiet for now).
+            Err(())
+                if !waiting_lock(&waiting)
+                    .values()
+                    .any(|sent| sent.elapsed() >= idle_bound.unwrap_or_default()) => {}
+            Err(()) => {
+                break format!(
+                    "the event stream was silent for longer than {:?} (no event, no \
+                     keep-alive) while requests waited: the connection is presumed dead \
+                     (HTTP+SSE cannot resume a stream)",
+                    idle_bound.unwrap_or_default()
+                )
+            }
         }
     };
     let _ = incoming.send(Incoming::Closed(why));
@@ -131,6 +178,9 @@ impl Link for LegacySseLink {
 
     fn send(&self, out: Outbound) -> LinkFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
+            if let OutboundKind::Request(id) = &out.kind {
+                waiting_lock(&self.waiting).insert(id.clone(), Instant::now());
+            }
             let mut headers = self.headers.clone();
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             let request = self
@@ -152,6 +202,7 @@ impl Link for LegacySseLink {
                 Err(e) => e,
             };
             if let OutboundKind::Request(id) = &out.kind {
+                waiting_lock(&self.waiting).remove(id);
                 let _ = self.incoming.send(Incoming::Failed {
                     id: id.clone(),
                     error: failure.clone(),
@@ -161,7 +212,9 @@ impl Link for LegacySseLink {
         })
     }
 
-    fn abandon(&self, _id: &RequestId) {}
+    fn abandon(&self, id: &RequestId) {
+        waiting_lock(&self.waiting).remove(id);
+    }
 
     fn session_opened(&self, _version: crate::ProtocolVersion) {}
 

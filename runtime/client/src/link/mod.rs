@@ -18,7 +18,7 @@ use mcp_runtime::wire::{Message, RequestId};
 pub(crate) mod http;
 #[cfg(feature = "http")]
 pub(crate) mod legacy_sse;
-#[cfg(feature = "http")]
+// Pure std: compiled without `http` too, so that the fuzz targets need no HTTP stack.
 pub(crate) mod sse;
 pub(crate) mod stdio;
 

@@ -24,6 +24,12 @@ pub struct Principal {
     /// Every claim of the token (or of the introspection answer), for what the fields above
     /// do not cover.
     pub claims: Map<String, Value>,
+    /// The tools whose own scopes this token does not grant, as the resource server that
+    /// verified it found (`mcp-runtime-http`'s per-tool scopes, `tool_scopes`): they are
+    /// not listed for this caller, and a call of one is refused (403
+    /// `insufficient_scope` over HTTP, before any handler runs). Filled in by the
+    /// resource server; a verifier leaves it empty.
+    pub denied_tools: Vec<String>,
 }
 
 impl Principal {
@@ -38,6 +44,7 @@ impl Principal {
             audience: Vec::new(),
             expires_at: None,
             claims: Map::new(),
+            denied_tools: Vec::new(),
         }
     }
 

@@ -8,10 +8,145 @@ use crate::model::TaskSupport;
 use serde_json::{json, Value};
 
 use crate::model::{
-    Annotations, Completion, Content, Icon, Implementation, Prompt, PromptArgument, PromptMessage,
-    PromptResult, Resource, ResourceLink, ResourceTemplate, Role, Tool, ToolAnnotations,
-    ToolResult,
+    Annotations, Completion, Content, Icon, Implementation, Meta, Prompt, PromptArgument,
+    PromptMessage, PromptResult, Resource, ResourceContents, ResourceLink, ResourceTemplate, Role,
+    Tool, ToolAnnotations, ToolResult,
 };
+
+/// `fn meta(self, key, value) -> Self` and `fn with_meta(self, Meta) -> Self` for types
+/// that carry `_meta` in a field of that name.
+macro_rules! meta_setters {
+    ($($ty:ty),*) => {$(
+        impl $ty {
+            /// Sets one `_meta` entry (`key` should follow the specification's naming
+            /// rules, see [`Meta`]). Sent only to revisions whose schema gives this
+            /// object a `_meta`.
+            #[must_use]
+            pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+                self.meta
+                    .get_or_insert_with(Default::default)
+                    .insert(key.into(), value.into());
+                self
+            }
+
+            /// Adds every entry of `meta` to its `_meta` (an entry of the same key is
+            /// replaced).
+            #[must_use]
+            pub fn with_meta(mut self, meta: Meta) -> Self {
+                self.meta.get_or_insert_with(Default::default).extend(meta);
+                self
+            }
+        }
+    )*};
+}
+
+meta_setters!(
+    Tool,
+    Resource,
+    ResourceTemplate,
+    Prompt,
+    ResourceLink,
+    ToolResult,
+    PromptResult,
+    Completion
+);
+
+/// The `_meta` slot of an enum value, whichever variant it is.
+fn meta_slot_of_content(content: &mut Content) -> &mut Option<Box<Meta>> {
+    match content {
+        Content::Text { meta, .. }
+        | Content::Image { meta, .. }
+        | Content::Audio { meta, .. }
+        | Content::Resource { meta, .. } => meta,
+        Content::ResourceLink(link) => &mut link.meta,
+    }
+}
+
+impl Content {
+    /// Sets one `_meta` entry of the block (2025-06-18+; see [`Meta`]).
+    #[must_use]
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        meta_slot_of_content(&mut self)
+            .get_or_insert_with(Default::default)
+            .insert(key.into(), value.into());
+        self
+    }
+
+    /// Adds every entry of `meta` to the block's `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: Meta) -> Self {
+        meta_slot_of_content(&mut self)
+            .get_or_insert_with(Default::default)
+            .extend(meta);
+        self
+    }
+
+    /// Sets the block's hints (a resource link has none: it is returned unchanged).
+    #[must_use]
+    pub fn annotations(mut self, hints: Annotations) -> Self {
+        match &mut self {
+            Content::Text { annotations, .. }
+            | Content::Image { annotations, .. }
+            | Content::Audio { annotations, .. }
+            | Content::Resource { annotations, .. } => *annotations = Some(hints),
+            Content::ResourceLink(_) => {}
+        }
+        self
+    }
+
+    /// Its `_meta`, if any.
+    pub fn metadata(&self) -> Option<&Meta> {
+        match self {
+            Content::Text { meta, .. }
+            | Content::Image { meta, .. }
+            | Content::Audio { meta, .. }
+            | Content::Resource { meta, .. } => meta.as_deref(),
+            Content::ResourceLink(link) => link.meta.as_deref(),
+        }
+    }
+}
+
+impl ResourceContents {
+    /// Sets one `_meta` entry of the contents (2025-06-18+; see [`Meta`]).
+    #[must_use]
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.meta_slot()
+            .get_or_insert_with(Default::default)
+            .insert(key.into(), value.into());
+        self
+    }
+
+    /// Adds every entry of `meta` to the contents' `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: Meta) -> Self {
+        self.meta_slot()
+            .get_or_insert_with(Default::default)
+            .extend(meta);
+        self
+    }
+
+    fn meta_slot(&mut self) -> &mut Option<Box<Meta>> {
+        match self {
+            ResourceContents::Text { meta, .. } | ResourceContents::Blob { meta, .. } => meta,
+        }
+    }
+
+    /// Its `_meta`, if any.
+    pub fn metadata(&self) -> Option<&Meta> {
+        match self {
+            ResourceContents::Text { meta, .. } | ResourceContents::Blob { meta, .. } => {
+                meta.as_deref()
+            }
+        }
+    }
+
+    /// Its URI.
+    pub fn uri(&self) -> &str {
+        match self {
+            ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
+        }
+    }
+}
 
 /// `fn field(self, value: impl Into<String>) -> Self` for optional text fields.
 macro_rules! text_setters {
@@ -83,6 +218,7 @@ impl Tool {
             output_schema: None,
             annotations: None,
             icons: Vec::new(),
+            meta: None,
             #[cfg(feature = "tasks")]
             task_support: None,
             #[cfg(feature = "tasks")]
@@ -288,6 +424,7 @@ impl Resource {
             size: None,
             annotations: None,
             icons: Vec::new(),
+            meta: None,
         }
     }
 
@@ -326,6 +463,7 @@ impl ResourceTemplate {
             mime_type: None,
             annotations: None,
             icons: Vec::new(),
+            meta: None,
         }
     }
 
@@ -355,6 +493,7 @@ impl ResourceLink {
             title: None,
             description: None,
             mime_type: None,
+            meta: None,
         }
     }
 }
@@ -377,6 +516,7 @@ impl Prompt {
             description: None,
             arguments: Vec::new(),
             icons: Vec::new(),
+            meta: None,
         }
     }
 
@@ -445,6 +585,7 @@ impl PromptResult {
         PromptResult {
             description: None,
             messages: messages.into_iter().collect(),
+            meta: None,
         }
     }
 }
@@ -512,6 +653,65 @@ mod tests {
                 "icons": [{"src": "https://example.com/sun.png", "mimeType": "image/png", "sizes": ["48x48"]}],
             }))
         );
+    }
+
+    #[test]
+    fn meta_is_set_by_key_or_whole_and_read_back() {
+        let mut ui = Meta::new();
+        ui.insert("ui".into(), json!({"resourceUri": "ui://app/view.html"}));
+        let tool = Tool::new("t", "d")
+            .with_meta(ui)
+            .meta("com.example/trace", true);
+        let json = serde_json::to_value(&tool).unwrap_or_default();
+        assert_eq!(
+            json["_meta"],
+            json!({"ui": {"resourceUri": "ui://app/view.html"}, "com.example/trace": true})
+        );
+        let back: Tool = serde_json::from_value(json).expect("a tool");
+        assert_eq!(back, tool);
+
+        let block = Content::text("x")
+            .annotations(Annotations::default().priority(1.0))
+            .meta("k", 1);
+        assert_eq!(
+            serde_json::to_value(&block).ok(),
+            Some(
+                json!({"type": "text", "text": "x", "annotations": {"priority": 1}, "_meta": {"k": 1}})
+            )
+        );
+        assert_eq!(block.metadata().map(|m| m["k"].clone()), Some(json!(1)));
+        let contents = ResourceContents::text("ui://a", "text/html", "<p>").meta("ui", json!({}));
+        assert_eq!(contents.uri(), "ui://a");
+        assert_eq!(
+            serde_json::to_value(&contents).ok(),
+            Some(
+                json!({"uri": "ui://a", "mimeType": "text/html", "text": "<p>", "_meta": {"ui": {}}})
+            )
+        );
+        // A later entry of the same key replaces the earlier one.
+        let resource = Resource::new("u", "n").meta("k", 1).meta("k", 2);
+        assert_eq!(resource.meta.map(|m| m["k"].clone()), Some(json!(2)));
+    }
+
+    #[test]
+    fn reserved_meta_keys_are_told_by_their_prefix() {
+        for reserved in [
+            "io.modelcontextprotocol/serverInfo",
+            "dev.mcp/x",
+            "org.modelcontextprotocol.api/x",
+            "com.mcp.tools/x",
+        ] {
+            assert!(crate::model::is_reserved_meta_key(reserved), "{reserved}");
+        }
+        for free in [
+            "com.example.mcp/x",
+            "progressToken",
+            "traceparent",
+            "ui",
+            "mcp/x",
+        ] {
+            assert!(!crate::model::is_reserved_meta_key(free), "{free}");
+        }
     }
 
     #[test]

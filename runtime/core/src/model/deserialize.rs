@@ -114,6 +114,20 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// The `_meta` object, `None` when absent, null or not an object (a peer's malformed
+    /// metadata costs it its metadata, not the whole answer).
+    fn meta(&self) -> Option<Meta> {
+        match self.get("_meta") {
+            Some(Value::Object(meta)) => Some(meta.clone()),
+            _ => None,
+        }
+    }
+
+    /// [`Obj::meta`], boxed (see `Meta`).
+    fn boxed_meta(&self) -> Option<Box<Meta>> {
+        self.meta().map(Box::new)
+    }
+
     fn opt<T>(
         &self,
         key: &str,
@@ -219,6 +233,7 @@ impl Tool {
             output_schema: o.get("outputSchema").cloned(),
             annotations: o.opt("annotations", ToolAnnotations::from_json)?,
             icons: o.list("icons", Icon::from_json)?,
+            meta: o.meta(),
             #[cfg(feature = "tasks")]
             task_support: o
                 .get("execution")
@@ -250,6 +265,7 @@ impl Resource {
             size: o.opt_u64("size")?,
             annotations: o.opt("annotations", Annotations::from_json)?,
             icons: o.list("icons", Icon::from_json)?,
+            meta: o.meta(),
         })
     }
 }
@@ -267,6 +283,7 @@ impl ResourceTemplate {
             mime_type: o.opt_string("mimeType")?,
             annotations: o.opt("annotations", Annotations::from_json)?,
             icons: o.list("icons", Icon::from_json)?,
+            meta: o.meta(),
         })
     }
 }
@@ -294,6 +311,7 @@ impl Prompt {
             description: o.opt_string("description")?,
             arguments: o.list("arguments", PromptArgument::from_json)?,
             icons: o.list("icons", Icon::from_json)?,
+            meta: o.meta(),
         })
     }
 }
@@ -305,11 +323,13 @@ impl ResourceContents {
         let o = obj(value, "resource contents")?;
         let uri = o.string("uri")?;
         let mime_type = o.opt_string("mimeType")?;
+        let meta = o.boxed_meta();
         if let Some(text) = o.opt_string("text")? {
             return Ok(ResourceContents::Text {
                 uri,
                 mime_type,
                 text,
+                meta,
             });
         }
         match o.opt_string("blob")? {
@@ -317,6 +337,7 @@ impl ResourceContents {
                 uri,
                 mime_type,
                 blob,
+                meta,
             }),
             None => Err("resource contents: neither `text` nor `blob`".into()),
         }
@@ -332,6 +353,7 @@ impl ResourceLink {
             title: o.opt_string("title")?,
             description: o.opt_string("description")?,
             mime_type: o.opt_string("mimeType")?,
+            meta: o.boxed_meta(),
         })
     }
 }
@@ -341,20 +363,24 @@ impl Content {
     pub(crate) fn from_json(value: &Value) -> Result<Content, DecodeError> {
         let o = obj(value, "content block")?;
         let annotations = o.opt("annotations", Annotations::from_json)?;
+        let meta = o.boxed_meta();
         match o.string("type")?.as_str() {
             "text" => Ok(Content::Text {
                 text: o.string("text")?,
                 annotations,
+                meta,
             }),
             "image" => Ok(Content::Image {
                 data: o.string("data")?,
                 mime_type: o.string("mimeType")?,
                 annotations,
+                meta,
             }),
             "audio" => Ok(Content::Audio {
                 data: o.string("data")?,
                 mime_type: o.string("mimeType")?,
                 annotations,
+                meta,
             }),
             "resource_link" => ResourceLink::from_json(value).map(Content::ResourceLink),
             "resource" => Ok(Content::Resource {
@@ -363,6 +389,7 @@ impl Content {
                         .ok_or("content block: missing field `resource`")?,
                 )?,
                 annotations,
+                meta,
             }),
             other => Err(format!("content block of unknown type `{other}`")),
         }
@@ -378,6 +405,7 @@ impl ToolResult {
             content: o.list("content", Content::from_json)?,
             structured: o.get("structuredContent").cloned(),
             is_error: o.opt_bool("isError")?.unwrap_or(false),
+            meta: o.boxed_meta(),
         })
     }
 }
@@ -403,6 +431,7 @@ impl PromptResult {
         Ok(PromptResult {
             description: o.opt_string("description")?,
             messages: o.list("messages", PromptMessage::from_json)?,
+            meta: o.meta(),
         })
     }
 }
@@ -416,6 +445,7 @@ impl Completion {
             values: o.list("values", string_item)?,
             total: o.opt_u64("total")?,
             has_more: o.opt_bool("hasMore")?,
+            meta: None,
         })
     }
 }
@@ -488,6 +518,7 @@ mod tests {
             ],
             structured: Some(json!({"t": 1})),
             is_error: true,
+            meta: None,
         };
         let json = json!({
             "content": result.content.iter().map(|c| serde_json::to_value(c).unwrap()).collect::<Vec<_>>(),

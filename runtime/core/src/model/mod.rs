@@ -11,7 +11,37 @@ mod serialize;
 pub use asking::{
     Elicitation, Root, SampledContent, SampledMessage, SamplingMessage, SamplingRequest,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+/// The contents of a `_meta` member: metadata a server or client attaches to a protocol
+/// object (a tool, a resource, a content block, a result, a request), keyed by name.
+///
+/// Keys follow the specification's naming rules (an optional reverse-DNS prefix and a
+/// slash, then a name, e.g. `com.example/trace`); prefixes whose second label is
+/// `modelcontextprotocol` or `mcp` are reserved for the protocol and its extensions
+/// (MCP Apps' `ui` key is the one exception the extension defines without a prefix).
+/// Each revision carries `_meta` only where its schema defines it: shaping drops it
+/// elsewhere (tools, resources, prompts and content blocks have it from 2025-06-18,
+/// results in every revision).
+pub type Meta = Map<String, Value>;
+// On the types a call moves several times over (tool results, content blocks, contents)
+// `meta` is an `Option<Box<Meta>>`: a map is 72 bytes, and the larger structs cost every
+// call their copies (BENCHMARKS.md §1.2, `_meta`), with `_meta` or without.
+
+/// Whether a `_meta` key is reserved for the protocol by its prefix: a prefix (the labels
+/// before `/`) whose second label is `modelcontextprotocol` or `mcp`
+/// (`io.modelcontextprotocol/serverInfo`, `dev.mcp/…`), as the specification's
+/// `MetaObject` defines it. Such keys are the runtime's to write and read; an
+/// intermediary that passes `_meta` on (a bridge) leaves them to its own side.
+pub fn is_reserved_meta_key(key: &str) -> bool {
+    let Some((prefix, _)) = key.split_once('/') else {
+        return false;
+    };
+    matches!(
+        prefix.split('.').nth(1),
+        Some("modelcontextprotocol" | "mcp")
+    )
+}
 
 /// An icon a client may show.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,6 +139,7 @@ pub struct ToolAnnotations {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ResourceContents {
     /// Text.
+    #[non_exhaustive]
     Text {
         /// Its URI.
         uri: String,
@@ -116,8 +147,11 @@ pub enum ResourceContents {
         mime_type: Option<String>,
         /// The text.
         text: String,
+        /// Its `_meta` (2025-06-18+), e.g. MCP Apps' `ui` settings of an app's HTML.
+        meta: Option<Box<Meta>>,
     },
     /// Binary, base64-encoded.
+    #[non_exhaustive]
     Blob {
         /// Its URI.
         uri: String,
@@ -125,6 +159,8 @@ pub enum ResourceContents {
         mime_type: Option<String>,
         /// The bytes, base64.
         blob: String,
+        /// Its `_meta` (2025-06-18+).
+        meta: Option<Box<Meta>>,
     },
 }
 
@@ -139,6 +175,7 @@ impl ResourceContents {
             uri: uri.into(),
             mime_type: Some(mime_type.into()),
             text: text.into(),
+            meta: None,
         }
     }
 
@@ -152,21 +189,31 @@ impl ResourceContents {
             uri: uri.into(),
             mime_type: Some(mime_type.into()),
             blob: base64.into(),
+            meta: None,
         }
     }
 }
 
 /// A block of content in a tool result, a prompt message or a sampling message.
+///
+/// Built with [`Content::text`], [`Content::image`], [`Content::audio`],
+/// [`Content::resource`] (and `Content::ResourceLink(..)`), then
+/// [`Content::annotations`] and [`Content::meta`], read with [`Content::metadata`]; matched with `..` (a field a later
+/// revision adds is no break).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Content {
     /// Text.
+    #[non_exhaustive]
     Text {
         /// The text.
         text: String,
         /// Hints.
         annotations: Option<Annotations>,
+        /// Its `_meta` (2025-06-18+).
+        meta: Option<Box<Meta>>,
     },
     /// An image, base64.
+    #[non_exhaustive]
     Image {
         /// The bytes, base64.
         data: String,
@@ -174,8 +221,11 @@ pub enum Content {
         mime_type: String,
         /// Hints.
         annotations: Option<Annotations>,
+        /// Its `_meta` (2025-06-18+).
+        meta: Option<Box<Meta>>,
     },
     /// Audio, base64 (2025-03-26+; older revisions get a text notice).
+    #[non_exhaustive]
     Audio {
         /// The bytes, base64.
         data: String,
@@ -183,15 +233,20 @@ pub enum Content {
         mime_type: String,
         /// Hints.
         annotations: Option<Annotations>,
+        /// Its `_meta` (2025-06-18+).
+        meta: Option<Box<Meta>>,
     },
     /// A link to a resource (2025-06-18+; older revisions get a text block naming it).
     ResourceLink(ResourceLink),
     /// A resource embedded in full.
+    #[non_exhaustive]
     Resource {
         /// The contents.
         resource: ResourceContents,
         /// Hints.
         annotations: Option<Annotations>,
+        /// The block's own `_meta` (2025-06-18+; the contents have their own).
+        meta: Option<Box<Meta>>,
     },
 }
 
@@ -201,6 +256,7 @@ impl Content {
         Content::Text {
             text: text.into(),
             annotations: None,
+            meta: None,
         }
     }
 
@@ -210,6 +266,7 @@ impl Content {
             data: base64.into(),
             mime_type: mime_type.into(),
             annotations: None,
+            meta: None,
         }
     }
 
@@ -219,6 +276,7 @@ impl Content {
             data: base64.into(),
             mime_type: mime_type.into(),
             annotations: None,
+            meta: None,
         }
     }
 
@@ -227,6 +285,7 @@ impl Content {
         Content::Resource {
             resource: contents,
             annotations: None,
+            meta: None,
         }
     }
 }
@@ -245,6 +304,8 @@ pub struct ResourceLink {
     pub description: Option<String>,
     /// Media type.
     pub mime_type: Option<String>,
+    /// Its `_meta` (2025-06-18+).
+    pub meta: Option<Box<Meta>>,
 }
 
 /// A tool as listed.
@@ -265,6 +326,8 @@ pub struct Tool {
     pub annotations: Option<ToolAnnotations>,
     /// Icons (2025-11-25+).
     pub icons: Vec<Icon>,
+    /// Its `_meta` (2025-06-18+), e.g. MCP Apps' `ui` (the app that shows its results).
+    pub meta: Option<Meta>,
     /// Whether a call may run as a task ([`TaskSupport`]; default: never). Listed as
     /// `execution.taskSupport` to 2025-11-25 clients; 2026-07-28 lists no such field (the
     /// server decides per call, for clients that declared the tasks extension).
@@ -326,6 +389,9 @@ pub struct ToolResult {
     pub structured: Option<Value>,
     /// Whether the tool failed (reported in the result, not as a protocol error).
     pub is_error: bool,
+    /// The result's `_meta` (every revision). In 2026-07-28 the runtime adds
+    /// `io.modelcontextprotocol/serverInfo` to it, replacing an author's value.
+    pub meta: Option<Box<Meta>>,
 }
 
 impl ToolResult {
@@ -375,6 +441,8 @@ pub struct Resource {
     pub annotations: Option<Annotations>,
     /// Icons (2025-11-25+).
     pub icons: Vec<Icon>,
+    /// Its `_meta` (2025-06-18+).
+    pub meta: Option<Meta>,
 }
 
 /// A family of resources named by an RFC 6570 URI template.
@@ -395,6 +463,8 @@ pub struct ResourceTemplate {
     pub annotations: Option<Annotations>,
     /// Icons (2025-11-25+).
     pub icons: Vec<Icon>,
+    /// Its `_meta` (2025-06-18+).
+    pub meta: Option<Meta>,
 }
 
 /// An argument of a prompt.
@@ -425,6 +495,8 @@ pub struct Prompt {
     pub arguments: Vec<PromptArgument>,
     /// Icons (2025-11-25+).
     pub icons: Vec<Icon>,
+    /// Its `_meta` (2025-06-18+).
+    pub meta: Option<Meta>,
 }
 
 /// One message of a prompt.
@@ -445,6 +517,8 @@ pub struct PromptResult {
     pub description: Option<String>,
     /// The messages.
     pub messages: Vec<PromptMessage>,
+    /// The result's `_meta` (every revision).
+    pub meta: Option<Meta>,
 }
 
 /// What `completion/complete` returns.
@@ -457,6 +531,8 @@ pub struct Completion {
     pub total: Option<u64>,
     /// Whether more exist.
     pub has_more: Option<bool>,
+    /// The `_meta` of the result that carries it (`CompleteResult`, every revision).
+    pub meta: Option<Meta>,
 }
 
 /// Log severity (RFC 5424), lowest first.

@@ -88,6 +88,7 @@ impl Serialize for Tool {
             output_schema?: "outputSchema",
             annotations?: "annotations",
             icons?: "icons",
+            meta?: "_meta",
         );
         // `execution.taskSupport` (2025-11-25; projection drops it elsewhere).
         #[cfg(feature = "tasks")]
@@ -112,6 +113,7 @@ serialize_struct!(Resource {
     size?: "size",
     annotations?: "annotations",
     icons?: "icons",
+    meta?: "_meta",
 });
 serialize_struct!(ResourceTemplate {
     uri_template: "uriTemplate",
@@ -121,6 +123,7 @@ serialize_struct!(ResourceTemplate {
     mime_type?: "mimeType",
     annotations?: "annotations",
     icons?: "icons",
+    meta?: "_meta",
 });
 serialize_struct!(PromptArgument {
     name: "name",
@@ -134,12 +137,19 @@ serialize_struct!(Prompt {
     description?: "description",
     arguments?: "arguments",
     icons?: "icons",
+    meta?: "_meta",
 });
 serialize_struct!(PromptMessage {
     role: "role",
     content: "content"
 });
-serialize_struct!(PromptResult { description?: "description", messages: "messages" });
+serialize_struct!(PromptResult {
+    description?: "description",
+    messages: "messages",
+    meta?: "_meta",
+});
+// `meta` belongs to the `CompleteResult` around the completion: `shape::complete` puts it
+// there.
 serialize_struct!(Completion { values: "values", total?: "total", has_more?: "hasMore" });
 
 impl ResourceLink {
@@ -159,6 +169,7 @@ impl ResourceLink {
             title?: "title",
             description?: "description",
             mime_type?: "mimeType",
+            meta?: "_meta",
         );
         state.end()
     }
@@ -173,34 +184,32 @@ impl Serialize for ResourceLink {
 impl Serialize for ResourceContents {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         // Untagged: each variant is written as its fields alone.
-        let mut state = serializer.serialize_struct("ResourceContents", 0)?;
-        match self {
+        let (uri, mime_type, key, body, meta) = match self {
             ResourceContents::Text {
                 uri,
                 mime_type,
                 text,
-            } => {
-                state.serialize_field("uri", uri)?;
-                if mime_type.absent() {
-                    state.skip_field("mimeType")?;
-                } else {
-                    state.serialize_field("mimeType", mime_type)?;
-                }
-                state.serialize_field("text", text)?;
-            }
+                meta,
+            } => (uri, mime_type, "text", text, meta),
             ResourceContents::Blob {
                 uri,
                 mime_type,
                 blob,
-            } => {
-                state.serialize_field("uri", uri)?;
-                if mime_type.absent() {
-                    state.skip_field("mimeType")?;
-                } else {
-                    state.serialize_field("mimeType", mime_type)?;
-                }
-                state.serialize_field("blob", blob)?;
-            }
+                meta,
+            } => (uri, mime_type, "blob", blob, meta),
+        };
+        let mut state = serializer.serialize_struct("ResourceContents", 0)?;
+        state.serialize_field("uri", uri)?;
+        if mime_type.absent() {
+            state.skip_field("mimeType")?;
+        } else {
+            state.serialize_field("mimeType", mime_type)?;
+        }
+        state.serialize_field(key, body)?;
+        if meta.absent() {
+            state.skip_field("_meta")?;
+        } else {
+            state.serialize_field("_meta", meta)?;
         }
         state.end()
     }
@@ -209,15 +218,18 @@ impl Serialize for ResourceContents {
 impl Serialize for Content {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         // Internally tagged: `type` first, then the variant's fields.
-        let (tag, text, data, mime_type, resource, annotations) = match self {
+        let (tag, text, data, mime_type, resource, annotations, meta) = match self {
             Content::ResourceLink(link) => return link.write(serializer, Some("resource_link")),
-            Content::Text { text, annotations } => {
-                ("text", Some(text), None, None, None, annotations)
-            }
+            Content::Text {
+                text,
+                annotations,
+                meta,
+            } => ("text", Some(text), None, None, None, annotations, meta),
             Content::Image {
                 data,
                 mime_type,
                 annotations,
+                meta,
             } => (
                 "image",
                 None,
@@ -225,11 +237,13 @@ impl Serialize for Content {
                 Some(mime_type),
                 None,
                 annotations,
+                meta,
             ),
             Content::Audio {
                 data,
                 mime_type,
                 annotations,
+                meta,
             } => (
                 "audio",
                 None,
@@ -237,11 +251,21 @@ impl Serialize for Content {
                 Some(mime_type),
                 None,
                 annotations,
+                meta,
             ),
             Content::Resource {
                 resource,
                 annotations,
-            } => ("resource", None, None, None, Some(resource), annotations),
+                meta,
+            } => (
+                "resource",
+                None,
+                None,
+                None,
+                Some(resource),
+                annotations,
+                meta,
+            ),
         };
         let mut state = serializer.serialize_struct("Content", 0)?;
         state.serialize_field("type", tag)?;
@@ -261,6 +285,11 @@ impl Serialize for Content {
             state.skip_field("annotations")?;
         } else {
             state.serialize_field("annotations", annotations)?;
+        }
+        if meta.absent() {
+            state.skip_field("_meta")?;
+        } else {
+            state.serialize_field("_meta", meta)?;
         }
         state.end()
     }

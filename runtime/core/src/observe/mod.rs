@@ -22,13 +22,13 @@
 mod trace_context;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 use tracing::field::Empty;
 use tracing::Span;
 
-use crate::auth::Principal;
+use crate::server::connection::RequestOrigin;
 use crate::wire::{RequestId, RpcError};
 
 pub use trace_context::{TraceContext, TraceParent, BAGGAGE, TRACEPARENT, TRACESTATE};
@@ -104,20 +104,6 @@ pub enum Transport {
     },
 }
 
-/// What a transport knows of a frame beyond its bytes.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Arrival<'a> {
-    /// Who sent it (an HTTP request whose bearer token was verified).
-    pub principal: Option<&'a Arc<Principal>>,
-    /// The transport it came on.
-    pub transport: Transport,
-    /// The session it belongs to (`Mcp-Session-Id`).
-    pub session_id: Option<&'a str>,
-    /// The trace context of the transport's own message (the HTTP `traceparent` header):
-    /// a request whose `_meta` has none continues this one.
-    pub transport_trace: Option<&'a TraceContext>,
-}
-
 /// A new server span for a message that arrived: its name and attributes recorded at
 /// once (one call into the subscriber), its remote parent from `meta` (the request's
 /// `_meta`, else the one in `params`) or else the transport's trace context. Nothing is
@@ -128,13 +114,13 @@ pub(crate) fn server_span(
     id: Option<&RequestId>,
     params: Option<&Value>,
     meta: Option<&Value>,
-    arrival: &Arrival<'_>,
+    origin: &RequestOrigin,
     version: impl FnOnce() -> Option<String>,
 ) -> Span {
     if !spans_enabled() {
         return Span::none();
     }
-    described_server_span(method, id, params, meta, arrival, version())
+    described_server_span(method, id, params, meta, origin, version())
 }
 
 fn described_server_span(
@@ -142,13 +128,13 @@ fn described_server_span(
     id: Option<&RequestId>,
     params: Option<&Value>,
     meta: Option<&Value>,
-    arrival: &Arrival<'_>,
+    origin: &RequestOrigin,
     version: Option<String>,
 ) -> Span {
     let member = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
     let target = Target::of(method, member);
-    let network = Network::of(arrival.transport);
-    let session = arrival.session_id.map(session_digest);
+    let network = Network::of(origin.network);
+    let session = origin.session_id.as_deref().map(session_digest);
     let span = tracing::info_span!(
         target: TARGET,
         SERVER_SPAN,
@@ -175,7 +161,7 @@ fn described_server_span(
     if let Some(bridge) = trace_bridge() {
         let meta = meta.or_else(|| params.and_then(|p| p.get("_meta")));
         let remote = meta.and_then(TraceContext::from_meta);
-        if let Some(remote) = remote.as_ref().or(arrival.transport_trace) {
+        if let Some(remote) = remote.as_ref().or(origin.trace.as_ref()) {
             bridge.set_remote_parent(&span, remote);
         }
     }

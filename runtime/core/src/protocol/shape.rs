@@ -169,6 +169,7 @@ pub fn content(v: ProtocolVersion, blocks: impl IntoIterator<Item = Content>) ->
             Content::Text {
                 text,
                 annotations: None,
+                meta: None,
             } => {
                 let mut block = Map::with_capacity(2);
                 block.insert("type".into(), Value::String("text".into()));
@@ -237,31 +238,52 @@ fn stamp<'a>(
     }
 }
 
-/// How long a client may cache a list or read result (2026-07-28).
+/// How long, and by whom, a 2026-07-28 list or read result may be cached: its `ttlMs`
+/// and `cacheScope` (see [`ServerBuilder::list_cache_hint`](crate::ServerBuilder::list_cache_hint)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CacheHint {
-    /// Milliseconds.
+    /// Milliseconds the result stays fresh (`0`: stale at once, fetch again when needed).
     pub ttl_ms: u64,
-    /// `public` (no user-specific data) or `private`.
+    /// `public` (no caller-specific data: shared caches may serve it to anyone) or
+    /// `private` (only within the same authorization context).
     pub public: bool,
 }
 
 impl CacheHint {
-    /// Defaults for lists: five minutes, public.
+    /// The default of lists: `ttlMs: 0`, `public` (a list is fetched again whenever it is
+    /// needed, so none is served stale after a change).
     pub const LIST: CacheHint = CacheHint {
-        ttl_ms: 300_000,
+        ttl_ms: 0,
         public: true,
     };
-    /// Defaults for reads: five minutes, private.
+    /// The default of reads: `ttlMs: 0`, `private` (a live resource is never cached).
     pub const READ: CacheHint = CacheHint {
-        ttl_ms: 300_000,
+        ttl_ms: 0,
         public: false,
     };
-    /// Do not cache.
+    /// Do not cache: `ttlMs: 0`, `private`.
     pub const NONE: CacheHint = CacheHint {
         ttl_ms: 0,
         public: false,
     };
+
+    /// Fresh for `ttl`, for anyone (`cacheScope: public`).
+    pub fn public(ttl: std::time::Duration) -> CacheHint {
+        CacheHint {
+            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            public: true,
+        }
+    }
+
+    /// Fresh for `ttl`, within the caller's authorization context only
+    /// (`cacheScope: private`).
+    pub fn private(ttl: std::time::Duration) -> CacheHint {
+        CacheHint {
+            public: false,
+            ..CacheHint::public(ttl)
+        }
+    }
 }
 
 fn object(value: Value) -> Map<String, Value> {
@@ -296,7 +318,7 @@ fn plain_text_result(
     server: &Implementation,
     r: &ToolResult,
 ) -> Option<Encoded> {
-    if r.structured.is_some() {
+    if r.structured.is_some() || r.meta.is_some() {
         return None;
     }
     let mut large = 0;
@@ -305,6 +327,7 @@ fn plain_text_result(
             Content::Text {
                 text,
                 annotations: None,
+                meta: None,
             } => large += text.len(),
             _ => return None,
         }
@@ -356,8 +379,12 @@ fn projected_tool_result(
         })
         .sum();
     let mut blocks = content(v, r.content);
-    // Room for content, structuredContent, isError and resultType: no growth on insert.
-    let mut result = Map::with_capacity(4);
+    // Room for content, structuredContent, isError, _meta and resultType: no growth on
+    // insert.
+    let mut result = Map::with_capacity(5);
+    if let Some(meta) = r.meta {
+        result.insert("_meta".into(), Value::Object(*meta));
+    }
     if let Some(structured) = r.structured {
         // 2025-06-18 and 2025-11-25 allow only an object here; 2026-07-28 any JSON value.
         let expressible = f.structured_output && (structured.is_object() || f.structured_any_json);
@@ -388,13 +415,14 @@ fn list_result<'a>(
     key: &str,
     items: Vec<Value>,
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> (Value, MetaLeft<'a>) {
     let mut result = Map::new();
     result.insert(key.into(), Value::Array(items));
     if let Some(c) = next_cursor {
         result.insert("nextCursor".into(), json!(c));
     }
-    let left = stamp(v, &mut result, server, Some(CacheHint::LIST));
+    let left = stamp(v, &mut result, server, Some(hint));
     (Value::Object(result), left)
 }
 
@@ -404,6 +432,7 @@ pub fn list_tools(
     server: &Implementation,
     tools: &[&Tool],
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let f = v.features();
     let tools: Vec<Value> = tools
@@ -424,7 +453,7 @@ pub fn list_tools(
             tool
         })
         .collect();
-    let result = list_result(v, server, "tools", tools, next_cursor);
+    let result = list_result(v, server, "tools", tools, next_cursor, hint);
     let (result, left) = result;
     by_revision!(v, |m| project_stamped::<m::ListToolsResult>(
         "the tool list",
@@ -440,9 +469,10 @@ pub fn list_resources(
     server: &Implementation,
     resources: &[&Resource],
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let items = resources.iter().map(neutral).collect();
-    let result = list_result(v, server, "resources", items, next_cursor);
+    let result = list_result(v, server, "resources", items, next_cursor, hint);
     let (result, left) = result;
     by_revision!(v, |m| project_stamped::<m::ListResourcesResult>(
         "the resource list",
@@ -458,9 +488,10 @@ pub fn list_resource_templates(
     server: &Implementation,
     templates: &[&ResourceTemplate],
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let items = templates.iter().map(neutral).collect();
-    let result = list_result(v, server, "resourceTemplates", items, next_cursor);
+    let result = list_result(v, server, "resourceTemplates", items, next_cursor, hint);
     let (result, left) = result;
     by_revision!(v, |m| project_stamped::<m::ListResourceTemplatesResult>(
         "the resource template list",
@@ -475,6 +506,7 @@ pub fn read_resource(
     v: ProtocolVersion,
     server: &Implementation,
     contents: Vec<ResourceContents>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let large: usize = contents
         .iter()
@@ -488,7 +520,7 @@ pub fn read_resource(
     let mut result = Map::with_capacity(4);
     let contents: Vec<Value> = contents.into_iter().map(contents_value).collect();
     result.insert("contents".into(), Value::Array(contents));
-    let left = stamp(v, &mut result, server, Some(CacheHint::READ));
+    let left = stamp(v, &mut result, server, Some(hint));
     by_revision!(v, |m| project_stamped::<m::ReadResourceResult>(
         "the resource contents",
         Value::Object(result),
@@ -500,17 +532,19 @@ pub fn read_resource(
 /// Contents as neutral JSON, moving the text rather than copying it (contents can be
 /// large: this is the one copy of a big resource the shaping would otherwise add).
 fn contents_value(contents: ResourceContents) -> Value {
-    let (uri, mime_type, key, body) = match contents {
+    let (uri, mime_type, key, body, meta) = match contents {
         ResourceContents::Text {
             uri,
             mime_type,
             text,
-        } => (uri, mime_type, "text", text),
+            meta,
+        } => (uri, mime_type, "text", text, meta),
         ResourceContents::Blob {
             uri,
             mime_type,
             blob,
-        } => (uri, mime_type, "blob", blob),
+            meta,
+        } => (uri, mime_type, "blob", blob, meta),
     };
     let mut map = Map::new();
     map.insert("uri".into(), Value::String(uri));
@@ -518,6 +552,9 @@ fn contents_value(contents: ResourceContents) -> Value {
         map.insert("mimeType".into(), Value::String(m));
     }
     map.insert(key.into(), Value::String(body));
+    if let Some(meta) = meta {
+        map.insert("_meta".into(), Value::Object(*meta));
+    }
     Value::Object(map)
 }
 
@@ -527,9 +564,10 @@ pub fn list_prompts(
     server: &Implementation,
     prompts: &[&Prompt],
     next_cursor: Option<String>,
+    hint: CacheHint,
 ) -> Result<Encoded, RpcError> {
     let items = prompts.iter().map(neutral).collect();
-    let result = list_result(v, server, "prompts", items, next_cursor);
+    let result = list_result(v, server, "prompts", items, next_cursor, hint);
     let (result, left) = result;
     by_revision!(v, |m| project_stamped::<m::ListPromptsResult>(
         "the prompt list",
@@ -561,6 +599,9 @@ pub fn get_prompt(
     if let Some(d) = &prompt.description {
         result.insert("description".into(), json!(d));
     }
+    if let Some(meta) = &prompt.meta {
+        result.insert("_meta".into(), Value::Object(meta.clone()));
+    }
     let left = stamp(v, &mut result, server, None);
     by_revision!(v, |m| project_stamped::<m::GetPromptResult>(
         "the prompt",
@@ -582,7 +623,11 @@ pub fn complete(
         c.values.truncate(100);
         c.has_more = Some(true);
     }
+    let meta = c.meta.take();
     let mut result = object(json!({"completion": c}));
+    if let Some(meta) = meta {
+        result.insert("_meta".into(), Value::Object(meta));
+    }
     let left = stamp(v, &mut result, server, None);
     by_revision!(v, |m| project_stamped::<m::CompleteResult>(
         "the completion",
@@ -607,6 +652,26 @@ pub fn empty(v: ProtocolVersion, server: &Implementation) -> Encoded {
         append_server_info(&mut json, server);
     }
     Encoded::from_json(json)
+}
+
+/// The result of a custom method (an extension's, outside the specification): the
+/// handler's JSON object as it is — no revision defines its type — with what every
+/// 2026-07-28 result carries (`resultType`, the server's identity in `_meta`).
+pub fn custom_result(
+    v: ProtocolVersion,
+    server: &Implementation,
+    result: Value,
+) -> Result<Encoded, RpcError> {
+    let mut result = match result {
+        Value::Object(result) => result,
+        other => {
+            return Err(RpcError::internal(format!(
+                "a result must be a JSON object, not {other}"
+            )))
+        }
+    };
+    let left = stamp(v, &mut result, server, None);
+    encode_typed("a custom method's result", &Value::Object(result), left, 0)
 }
 
 /// An `InputRequiredResult` (modern revisions): what the handler asked, and the signed
@@ -642,10 +707,7 @@ mod tests {
     #[test]
     fn plain_text_results_are_the_projected_bytes() {
         let server = Implementation::new("srv \"q\"", "1.0.0");
-        let text = |t: &str| Content::Text {
-            text: t.into(),
-            annotations: None,
-        };
+        let text = |t: &str| Content::text(t);
         let results = [
             ToolResult::text("It will be sunny."),
             ToolResult::text("quote \" backslash \\ newline \n tab \t nul \u{0} é ☀"),
@@ -653,16 +715,19 @@ mod tests {
                 content: vec![text("one"), text(""), text("three")],
                 structured: None,
                 is_error: false,
+                meta: None,
             },
             ToolResult {
                 content: vec![],
                 structured: None,
                 is_error: false,
+                meta: None,
             },
             ToolResult {
                 content: vec![text("failed")],
                 structured: None,
                 is_error: true,
+                meta: None,
             },
         ];
         for v in ProtocolVersion::ALL {
@@ -675,14 +740,8 @@ mod tests {
                     "{v}"
                 );
             }
-            let annotated = ToolResult {
-                content: vec![Content::Text {
-                    text: "x".into(),
-                    annotations: Some(Annotations::default()),
-                }],
-                structured: None,
-                is_error: false,
-            };
+            let annotated =
+                ToolResult::content(vec![Content::text("x").annotations(Annotations::default())]);
             assert!(plain_text_result(v, &server, &annotated).is_none());
             let structured = ToolResult::text("x").structured(json!({"a": 1}));
             assert!(plain_text_result(v, &server, &structured).is_none());

@@ -14,7 +14,9 @@ use super::handler::{
     RootsChangedFn,
 };
 use super::handler_output::{IntoPromptResult, IntoResourceContents};
-use super::registry::{Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+use super::registry::{
+    ListKind, Listed, Listing, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, VisibleFn,
+};
 use super::tool_output::IntoToolResult;
 #[cfg(feature = "typed-tools")]
 use super::tool_output::ToolError;
@@ -22,6 +24,7 @@ use super::{Inner, Limits, Server};
 #[cfg(feature = "typed-tools")]
 use crate::model::ToolResult;
 use crate::model::{Completion, Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use crate::protocol::shape::CacheHint;
 use crate::protocol::version::VersionSet;
 use crate::server::context::Context;
 use crate::server::uri_template::UriTemplate;
@@ -41,11 +44,15 @@ pub struct ServerBuilder {
     roots_changed: Option<Arc<RootsChangedFn>>,
     resource_interest: Option<Arc<ResourceInterestFn>>,
     state_keys: Option<Arc<crate::protocol::asks::StateKeys>>,
+    visible: Option<Arc<VisibleFn>>,
+    cache_hints: super::CacheHints,
     #[cfg(feature = "tasks")]
     task_options: Option<super::tasks::TaskOptions>,
     #[cfg(feature = "tasks")]
     task_store: Option<Arc<dyn super::tasks::TaskStore>>,
     middleware: Vec<Arc<dyn super::middleware::Middleware>>,
+    extensions: BTreeMap<String, Value>,
+    custom_methods: HashMap<&'static str, super::extensions::CustomMethod>,
 }
 
 impl Server {
@@ -64,11 +71,15 @@ impl Server {
             roots_changed: None,
             resource_interest: None,
             state_keys: None,
+            visible: None,
+            cache_hints: super::CacheHints::default(),
             #[cfg(feature = "tasks")]
             task_options: None,
             #[cfg(feature = "tasks")]
             task_store: None,
             middleware: Vec::new(),
+            extensions: BTreeMap::new(),
+            custom_methods: HashMap::new(),
         }
     }
 }
@@ -86,6 +97,65 @@ fn schema_of<T: schemars::JsonSchema>() -> Value {
 }
 
 impl ServerBuilder {
+    /// Declares extension `id` (e.g. `io.modelcontextprotocol/ui`) with its settings (an
+    /// object; `{}` for none): announced as `capabilities.extensions[id]` in revisions
+    /// that have `extensions` (2026-07-28) and as `capabilities.experimental[id]` in the
+    /// older ones, whose capabilities have no other open place. Its custom methods are
+    /// admitted while it is declared (see also [`Server::declare_extension`]).
+    pub fn extension(mut self, id: impl Into<String>, settings: Value) -> Self {
+        self.extensions.insert(id.into(), settings);
+        self
+    }
+
+    /// Serves `method`, a method outside the specification, for extension `extension`:
+    /// admitted in every revision while the extension is declared, `-32601` otherwise.
+    /// The params (without `_meta`, which [`Context::meta`] gives) decode into `P`
+    /// (`-32602` naming the problem when they do not; absent params are `{}`); the
+    /// result `R` must encode as a JSON object, to which 2026-07-28 adds what every
+    /// result carries there (`resultType`, the server's identity in `_meta`).
+    ///
+    /// Panics if `method` is a method of the specification (of any revision): those are
+    /// the runtime's (a programming error in the server, found at start-up).
+    ///
+    /// ```no_run
+    /// use mcp_runtime::model::Implementation;
+    /// use mcp_runtime::{RpcError, Server};
+    /// use serde_json::{json, Value};
+    ///
+    /// let server = Server::builder(Implementation::new("notes", "1.0.0"))
+    ///     .extension("com.example/notes", json!({"maxLength": 280}))
+    ///     .custom_method("com.example/notes", "notes/count", |params: Value, _ctx| async move {
+    ///         let words = params["text"].as_str().unwrap_or_default().split_whitespace().count();
+    ///         Ok::<_, RpcError>(json!({"words": words}))
+    ///     })
+    ///     .build();
+    /// ```
+    pub fn custom_method<P, R, F, Fut>(
+        mut self,
+        extension: impl Into<String>,
+        method: &'static str,
+        handler: F,
+    ) -> Self
+    where
+        P: serde::de::DeserializeOwned + Send + 'static,
+        R: serde::Serialize + Send + 'static,
+        F: Fn(P, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, RpcError>> + Send + 'static,
+    {
+        #[allow(clippy::panic)] // documented: the author's bug, found at start-up
+        if crate::protocol::method::McpMethod::from_name(method).is_some() {
+            panic!("`{method}` is a method of the specification, not a custom method");
+        }
+        self.custom_methods.insert(
+            method,
+            super::extensions::CustomMethod {
+                extension: extension.into(),
+                handler: super::extensions::box_custom(method, handler),
+            },
+        );
+        self
+    }
+
     /// Instructions for the model, sent on `initialize` and `server/discover`.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
@@ -149,6 +219,7 @@ impl ServerBuilder {
             tool,
             handler: box_tool(handler),
             by_ref: None,
+            enabled: true,
         });
         self
     }
@@ -373,6 +444,65 @@ impl ServerBuilder {
         self
     }
 
+    /// Hides items from some callers: a tool, prompt, resource or template for which
+    /// `visible(item, ctx)` is `false` is not listed for the request `ctx` describes
+    /// ([`Context::principal`], [`Context::version`], [`Context::session`]), and is served
+    /// as if it did not exist (`-32602` for a tool or prompt, "resource not found" for a
+    /// resource). Called on every list and on every call, read and get: keep it cheap.
+    /// When what it decides changes, announce it ([`Server::notify`] with
+    /// [`ServerEvent::ToolsChanged`](crate::ServerEvent::ToolsChanged) …), as the
+    /// revision allows.
+    ///
+    /// Lists that may differ per caller (this predicate, or a caller with a token) are
+    /// marked `cacheScope: private` in 2026-07-28, and are never served from a page made
+    /// for what another caller sees. Tools whose per-tool scopes the caller's token lacks
+    /// are hidden without a predicate (see `mcp-runtime-http`'s `tool_scopes`).
+    pub fn visible_if<F>(mut self, visible: F) -> Self
+    where
+        F: Fn(Listing<'_>, &Context) -> bool + Send + Sync + 'static,
+    {
+        self.visible = Some(Arc::new(visible));
+        self
+    }
+
+    /// The 2026-07-28 cache hint of a list (`ttlMs`, `cacheScope` on `tools/list` …).
+    /// Default: `ttlMs: 0` (re-fetch whenever the list is needed), `public` — so a list is
+    /// never served stale after [`Server::add_tool`] or a tool is disabled. A longer time
+    /// suits a list that seldom changes, for clients that listen for its changes
+    /// (`subscriptions/listen`). A list that may differ per caller is `private` whatever
+    /// the hint says ([`ServerBuilder::visible_if`]).
+    pub fn list_cache_hint(mut self, list: ListKind, hint: CacheHint) -> Self {
+        match list {
+            ListKind::Tools => self.cache_hints.tools = hint,
+            ListKind::Prompts => self.cache_hints.prompts = hint,
+            ListKind::Resources => self.cache_hints.resources = hint,
+            ListKind::ResourceTemplates => self.cache_hints.templates = hint,
+        }
+        self
+    }
+
+    /// The 2026-07-28 cache hint of `resources/read` of a resource, named by its URI or,
+    /// for the resources of a template, by the template (`uriTemplate` as registered).
+    /// Default ([`ServerBuilder::read_cache_hint`]): `ttlMs: 0`, `private`.
+    pub fn resource_cache_hint(
+        mut self,
+        uri_or_template: impl Into<String>,
+        hint: CacheHint,
+    ) -> Self {
+        self.cache_hints
+            .per_resource
+            .insert(uri_or_template.into(), hint);
+        self
+    }
+
+    /// The 2026-07-28 cache hint of every `resources/read` without one of its own
+    /// ([`ServerBuilder::resource_cache_hint`]). Default `ttlMs: 0`, `private`: a live
+    /// resource is never cached by default.
+    pub fn read_cache_hint(mut self, hint: CacheHint) -> Self {
+        self.cache_hints.read = hint;
+        self
+    }
+
     /// Wraps request handling in `middleware` (an audit log, a rate limit, a cache; see
     /// [`crate::middleware`]). Called more than once, the first one added is the
     /// outermost: it sees each request first and its outcome last.
@@ -415,9 +545,15 @@ impl ServerBuilder {
                 interest: Mutex::new(HashMap::new()),
                 events,
                 handshakes: Mutex::new(HashMap::new()),
+                extensions: super::extensions::Extensions::new(
+                    self.extensions,
+                    self.custom_methods,
+                ),
                 state_keys: self
                     .state_keys
                     .unwrap_or_else(crate::protocol::asks::StateKeys::process_default),
+                visible: self.visible,
+                cache_hints: self.cache_hints,
                 #[cfg(feature = "tasks")]
                 offers_tasks,
                 #[cfg(feature = "tasks")]
@@ -468,7 +604,11 @@ where
         let running = handler(uri.clone(), ctx);
         Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
     });
-    ResourceEntry { resource, handler }
+    ResourceEntry {
+        resource,
+        handler,
+        enabled: true,
+    }
 }
 
 /// A resource template, parsed, and its handler, boxed; `None` if the template does not
@@ -493,6 +633,7 @@ where
         template,
         parsed,
         handler,
+        enabled: true,
     })
 }
 
@@ -507,7 +648,11 @@ where
         let running = handler(args, ctx);
         Box::pin(async move { running.await.into_prompt_result() })
     });
-    PromptEntry { prompt, handler }
+    PromptEntry {
+        prompt,
+        handler,
+        enabled: true,
+    }
 }
 
 /// A typed tool's arguments that do not decode into its type: `-32602`, saying why.

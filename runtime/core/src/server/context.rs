@@ -3,6 +3,7 @@
 //! cancellation. The runtime routes what a handler emits to the right place for the
 //! transport and era.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -17,11 +18,12 @@ use crate::protocol::logging::LogFilter;
 use crate::protocol::peer::Peer;
 use crate::protocol::shape;
 use crate::protocol::version::ProtocolVersion;
+use crate::server::connection::RequestOrigin;
 use crate::server::events::ServerEvent;
 #[cfg(feature = "tasks")]
 use crate::server::tasks::{TaskLink, TaskStatus};
 use crate::wire::Outgoing;
-use crate::wire::{self, RequestId, RpcError};
+use crate::wire::{self, RequestId, RequestMeta, RpcError};
 use tokio::sync::mpsc;
 
 /// The context of one request: the revision it is served at, what the client declared,
@@ -55,6 +57,8 @@ use tokio::sync::mpsc;
 pub struct Context {
     peer: Peer,
     progress_token: Option<Value>,
+    /// The request's `_meta` as sent (shared with every request that sent the same text).
+    request_meta: Option<RequestMeta>,
     log: LogFilter,
     asker: Asker,
     request_id: Option<RequestId>,
@@ -67,6 +71,9 @@ pub struct Context {
     /// The trace context the request arrived with (`params._meta`, else the HTTP
     /// `traceparent` header).
     remote_trace: Option<Arc<crate::observe::TraceContext>>,
+    /// What the transport attached to the request that carried this one (over HTTP, the
+    /// request's head); see [`Context::transport_request`].
+    transport_request: Option<Arc<dyn Any + Send + Sync>>,
     /// The task this call runs as (or may start), if any.
     #[cfg(feature = "tasks")]
     task: Option<Arc<TaskLink>>,
@@ -99,6 +106,7 @@ impl Context {
         Context {
             peer,
             progress_token,
+            request_meta: None,
             log,
             asker,
             request_id: None,
@@ -106,6 +114,7 @@ impl Context {
             events,
             principal: None,
             remote_trace: None,
+            transport_request: None,
             #[cfg(feature = "tasks")]
             task: None,
             task_scope: Arc::new(TaskScope::default()),
@@ -165,6 +174,18 @@ impl Context {
         ctx
     }
 
+    /// The session this request belongs to, as an opaque key: the same for every request
+    /// of one legacy session (a stdio connection, an HTTP session, replicas sharing it),
+    /// different from any other session's; `None` for a 2026-07-28 request, which has no
+    /// session. For what a session may see or do
+    /// ([`ServerBuilder::visible_if`](crate::ServerBuilder::visible_if)), not for display.
+    pub fn session(&self) -> Option<&str> {
+        self.task_scope
+            .session
+            .as_ref()
+            .map(|_| self.task_scope.owner.as_str())
+    }
+
     #[cfg(feature = "tasks")]
     /// The id of the task this call runs as, once it is one.
     pub fn task_id(&self) -> Option<String> {
@@ -214,7 +235,16 @@ impl Context {
         false
     }
 
-    /// The caller, as the HTTP transport authenticated it (see [`crate::auth`]).
+    /// The caller, as the HTTP transport authenticated it (see [`crate::auth`]), and the
+    /// transport's request.
+    pub(crate) fn with_origin(mut self, origin: &RequestOrigin) -> Context {
+        self.principal.clone_from(&origin.principal);
+        self.transport_request.clone_from(&origin.transport);
+        self
+    }
+
+    /// The caller, as the HTTP transport authenticated it (for work admitted before the
+    /// rest of the origin is attached: a custom method's handler).
     pub(crate) fn with_principal(mut self, principal: Option<Arc<Principal>>) -> Context {
         self.principal = principal;
         self
@@ -235,6 +265,18 @@ impl Context {
     /// one, the request's span is the parent of whatever the handler starts).
     pub fn remote_trace(&self) -> Option<&crate::observe::TraceContext> {
         self.remote_trace.as_deref()
+    }
+
+    /// What the transport that carried this request attached to it, when it is a `T`.
+    ///
+    /// Over HTTP (`mcp-runtime-http`) it is the HTTP request's head, `http::request::Parts`:
+    /// its headers, and the request extensions the application's middleware inserted (an
+    /// identity a trusted proxy vouched for, a tenant, a trace context). Read it with that
+    /// crate's `HttpContext::http_request`, which names the type for you. Each request has
+    /// its own: in a legacy session, every POST's own headers, not those of `initialize`.
+    /// On stdio there is none.
+    pub fn transport_request<T: Any>(&self) -> Option<&T> {
+        self.transport_request.as_deref()?.downcast_ref()
     }
 
     /// Who sent this request: the principal its access token names, when the HTTP server
@@ -274,6 +316,40 @@ impl Context {
     /// The JSON-RPC id of the request being served.
     pub fn request_id(&self) -> Option<&RequestId> {
         self.request_id.as_ref()
+    }
+
+    /// Gives the handler the request's `_meta` (see [`Context::meta`]). Set in place:
+    /// a by-value setter copies the whole context in and out on every request.
+    pub(crate) fn set_request_meta(&mut self, meta: Option<RequestMeta>) {
+        self.request_meta = meta;
+    }
+
+    /// The request's `_meta`, exactly as the client sent it (empty when it sent none, or
+    /// sent something other than an object).
+    ///
+    /// Nothing is removed: the keys the runtime acts on stay visible but are still
+    /// handled by it — `progressToken` (use [`Context::progress`]) and, in 2026-07-28, the
+    /// `io.modelcontextprotocol/…` keys that carry the revision, the client's
+    /// capabilities ([`Context::client_capabilities`]), its identity and its log level.
+    /// Everything else reaches the handler untouched, such as the W3C trace context
+    /// 2026-07-28 reserves (`traceparent`, `tracestate`, `baggage`) or an extension's
+    /// own keys.
+    ///
+    /// ```no_run
+    /// # use mcp_runtime::Context;
+    /// # fn trace(ctx: &Context) {
+    /// if let Some(parent) = ctx.meta().get("traceparent").and_then(|v| v.as_str()) {
+    ///     // continue the caller's trace
+    /// #   let _ = parent;
+    /// }
+    /// # }
+    /// ```
+    pub fn meta(&self) -> &crate::model::Meta {
+        static EMPTY: std::sync::OnceLock<crate::model::Meta> = std::sync::OnceLock::new();
+        match self.request_meta.as_ref().map(RequestMeta::value) {
+            Some(Value::Object(meta)) => meta,
+            _ => EMPTY.get_or_init(crate::model::Meta::new),
+        }
     }
 
     /// Asks the user to fill in a `T` (`elicitation/create`, form mode; 2025-06-18+).

@@ -8,6 +8,7 @@ pub(crate) mod context;
 #[cfg(feature = "typed-tools")]
 pub(crate) mod elicit_schema;
 mod events;
+pub(crate) mod extensions;
 mod handler;
 mod handler_output;
 mod listen;
@@ -24,10 +25,12 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
 
 use registry::{write_lock, Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+pub use registry::{ListKind, Listing};
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
 use crate::model::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use crate::protocol::shape::CacheHint;
 use crate::protocol::version::{ProtocolVersion, VersionSet};
 use crate::server::context::Context;
 use crate::wire::{Encoded, ErrorCode, RpcError};
@@ -99,6 +102,46 @@ impl Default for Limits {
     }
 }
 
+/// The author's 2026-07-28 cache hints (see [`ServerBuilder::list_cache_hint`]).
+pub(crate) struct CacheHints {
+    pub(crate) tools: CacheHint,
+    pub(crate) prompts: CacheHint,
+    pub(crate) resources: CacheHint,
+    pub(crate) templates: CacheHint,
+    /// `resources/read`, unless the resource (or its template) has its own.
+    pub(crate) read: CacheHint,
+    pub(crate) per_resource: HashMap<String, CacheHint>,
+}
+
+impl Default for CacheHints {
+    fn default() -> CacheHints {
+        CacheHints {
+            tools: CacheHint::LIST,
+            prompts: CacheHint::LIST,
+            resources: CacheHint::LIST,
+            templates: CacheHint::LIST,
+            read: CacheHint::READ,
+            per_resource: HashMap::new(),
+        }
+    }
+}
+
+impl CacheHints {
+    /// A list's hint for one answer: `private` when the list may differ per caller.
+    pub(crate) fn list(&self, kind: ListKind, per_caller: bool) -> CacheHint {
+        let hint = match kind {
+            ListKind::Tools => self.tools,
+            ListKind::Prompts => self.prompts,
+            ListKind::Resources => self.resources,
+            ListKind::ResourceTemplates => self.templates,
+        };
+        CacheHint {
+            public: hint.public && !per_caller,
+            ..hint
+        }
+    }
+}
+
 pub(crate) struct Inner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
@@ -121,8 +164,13 @@ pub(crate) struct Inner {
     /// the builder fixed (identity, capabilities, instructions, revisions), so it is shaped
     /// once.
     handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
+    /// Declared extensions and the custom methods served for them.
+    pub(crate) extensions: extensions::Extensions,
     /// The keys of the 2026-07-28 `requestState` ([`ServerBuilder::state_keys`]).
     pub(crate) state_keys: Arc<crate::protocol::asks::StateKeys>,
+    /// The author's predicate on what each caller sees ([`ServerBuilder::visible_if`]).
+    pub(crate) visible: Option<Arc<registry::VisibleFn>>,
+    pub(crate) cache_hints: CacheHints,
     /// Whether tasks are offered (a tool may run as one, or the builder configured them).
     #[cfg(feature = "tasks")]
     offers_tasks: bool,
@@ -228,6 +276,39 @@ impl Server {
         Ok(encoded)
     }
 
+    /// Declares extension `id` with its settings (an object; `{}` for none), or replaces
+    /// its settings: announced in the capabilities from the next `initialize` or
+    /// `server/discover` on (a legacy session keeps what it was told), and its custom
+    /// methods ([`ServerBuilder::custom_method`]) are admitted from now on.
+    pub fn declare_extension(&self, id: impl Into<String>, settings: Value) {
+        self.inner.extensions.declare(id.into(), settings);
+        self.forget_handshakes();
+    }
+
+    /// Withdraws extension `id`: no longer announced, and its custom methods answer
+    /// `-32601` from now on. Whether it was declared.
+    pub fn withdraw_extension(&self, id: &str) -> bool {
+        let withdrawn = self.inner.extensions.withdraw(id);
+        self.forget_handshakes();
+        withdrawn
+    }
+
+    /// The extensions the server declares now, with their settings (the tasks extension,
+    /// which the runtime declares itself when a tool opted in, is not among them).
+    pub fn extensions(&self) -> std::collections::BTreeMap<String, Value> {
+        self.inner.extensions.declared()
+    }
+
+    /// Drops the cached `initialize` / `server/discover` results (the capabilities
+    /// changed).
+    fn forget_handshakes(&self) {
+        self.inner
+            .handshakes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+
     /// Subscribes to the server's change announcements.
     pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
         self.inner.events.subscribe()
@@ -244,6 +325,7 @@ impl Server {
             tool,
             handler: handler::box_tool(handler),
             by_ref: None,
+            enabled: true,
         };
         {
             let mut tools = write_lock(&self.inner.tools);
@@ -376,6 +458,128 @@ impl Server {
         removed
     }
 
+    /// Disables a tool at run time: it is no longer listed, and a call is answered as for
+    /// an unknown tool, until [`Server::enable_tool`]. Tells clients the list changed (in
+    /// the revisions that have the notification) if it was enabled; `false` if there is
+    /// no such tool or it was disabled already.
+    pub fn disable_tool(&self, name: &str) -> bool {
+        self.set_tool_enabled(name, false)
+    }
+
+    /// Enables a tool [`Server::disable_tool`] disabled; tells clients the list changed.
+    /// `false` if there is no such tool or it was enabled already.
+    pub fn enable_tool(&self, name: &str) -> bool {
+        self.set_tool_enabled(name, true)
+    }
+
+    fn set_tool_enabled(&self, name: &str, enabled: bool) -> bool {
+        let changed = {
+            let mut tools = write_lock(&self.inner.tools);
+            let found = tools
+                .iter()
+                .any(|t| t.tool.name == name && t.enabled != enabled);
+            if found {
+                for t in tools.items_mut().iter_mut().filter(|t| t.tool.name == name) {
+                    t.enabled = enabled;
+                }
+            }
+            found
+        };
+        if changed {
+            self.notify(ServerEvent::ToolsChanged);
+        }
+        changed
+    }
+
+    /// Disables a prompt at run time (not listed, `prompts/get` answered as for an
+    /// unknown prompt); tells clients the list changed. `false` if there is no such
+    /// prompt or it was disabled already.
+    pub fn disable_prompt(&self, name: &str) -> bool {
+        self.set_prompt_enabled(name, false)
+    }
+
+    /// Enables a prompt [`Server::disable_prompt`] disabled; tells clients the list
+    /// changed. `false` if there is no such prompt or it was enabled already.
+    pub fn enable_prompt(&self, name: &str) -> bool {
+        self.set_prompt_enabled(name, true)
+    }
+
+    fn set_prompt_enabled(&self, name: &str, enabled: bool) -> bool {
+        let changed = {
+            let mut prompts = write_lock(&self.inner.prompts);
+            let found = prompts
+                .iter()
+                .any(|p| p.prompt.name == name && p.enabled != enabled);
+            if found {
+                for p in prompts
+                    .items_mut()
+                    .iter_mut()
+                    .filter(|p| p.prompt.name == name)
+                {
+                    p.enabled = enabled;
+                }
+            }
+            found
+        };
+        if changed {
+            self.notify(ServerEvent::PromptsChanged);
+        }
+        changed
+    }
+
+    /// Disables a resource (by URI) or a resource template (by its `uriTemplate`) at run
+    /// time: not listed, read as an unknown resource, not subscribable; tells clients the
+    /// resource list changed. `false` if there is no such resource or template, or it was
+    /// disabled already.
+    pub fn disable_resource(&self, uri_or_template: &str) -> bool {
+        self.set_resource_enabled(uri_or_template, false)
+    }
+
+    /// Enables a resource or template [`Server::disable_resource`] disabled; tells clients
+    /// the resource list changed. `false` if there is none or it was enabled already.
+    pub fn enable_resource(&self, uri_or_template: &str) -> bool {
+        self.set_resource_enabled(uri_or_template, true)
+    }
+
+    fn set_resource_enabled(&self, key: &str, enabled: bool) -> bool {
+        let resource = {
+            let mut resources = write_lock(&self.inner.resources);
+            let found = resources
+                .iter()
+                .any(|r| r.resource.uri == key && r.enabled != enabled);
+            if found {
+                for r in resources
+                    .items_mut()
+                    .iter_mut()
+                    .filter(|r| r.resource.uri == key)
+                {
+                    r.enabled = enabled;
+                }
+            }
+            found
+        };
+        let template = {
+            let mut templates = write_lock(&self.inner.templates);
+            let found = templates
+                .iter()
+                .any(|t| t.template.uri_template == key && t.enabled != enabled);
+            if found {
+                for t in templates
+                    .items_mut()
+                    .iter_mut()
+                    .filter(|t| t.template.uri_template == key)
+                {
+                    t.enabled = enabled;
+                }
+            }
+            found
+        };
+        if resource || template {
+            self.notify(ServerEvent::ResourcesChanged);
+        }
+        resource || template
+    }
+
     /// Announces a change to every connected client that can hear it.
     pub fn notify(&self, event: ServerEvent) {
         // No receiver simply means no client is connected.
@@ -412,6 +616,16 @@ impl Server {
                 json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
             );
             caps.insert("extensions".into(), json!({ tasks::TASKS_EXTENSION: {} }));
+        }
+        if !i.extensions.is_empty() {
+            // The author's: `shape::server_capabilities` moves them to `experimental` for
+            // a revision without `extensions`.
+            let declared = caps
+                .entry("extensions")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(declared) = declared {
+                declared.extend(i.extensions.declared());
+            }
         }
         Value::Object(caps)
     }

@@ -7,8 +7,9 @@ use mcp_generated::support::{FromParams, FromValue};
 use serde_json::{Map, Value};
 
 use super::handler::CompletionRequest;
-use super::registry::{decode_cursor, read_lock};
+use super::registry::{decode_cursor, read_lock, Audience, ListKind};
 use super::{resource_not_found, Server};
+use crate::auth::Principal;
 use crate::model::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use crate::protocol::asks::{binding_parts, Asker};
 use crate::protocol::method::McpMethod;
@@ -135,22 +136,44 @@ impl Server {
     /// revision and cached) and `server/discover` — so the session sends it without a
     /// task of its own; `None` for everything else.
     /// `meta`: the request's `_meta` when it was taken out of `params` (see
-    /// `wire::RequestMeta`).
+    /// `wire::RequestMeta`). `principal`: the caller, whose token's scopes may hide tools.
+    /// With an author's predicate on what callers see
+    /// ([`ServerBuilder::visible_if`](crate::ServerBuilder::visible_if)) the lists need
+    /// the request's `Context`, so they are left to [`Server::handle`].
     pub(crate) fn answer_now(
         &self,
         v: ProtocolVersion,
         method: McpMethod,
         params: Option<&Value>,
         meta: Option<&RequestMeta>,
+        principal: Option<&Principal>,
     ) -> Option<Result<Encoded, RpcError>> {
+        let audience = Audience {
+            principal,
+            ..Audience::default()
+        };
         match method {
-            McpMethod::Ping
-            | McpMethod::ListTools
+            McpMethod::Ping | McpMethod::Discover => {
+                Some(self.answer_sync(v, method, params, meta, &audience))
+            }
+            McpMethod::ListTools
             | McpMethod::ListResources
             | McpMethod::ListResourceTemplates
             | McpMethod::ListPrompts
-            | McpMethod::Discover => Some(self.answer_sync(v, method, params, meta)),
+                if self.inner.visible.is_none() =>
+            {
+                Some(self.answer_sync(v, method, params, meta, &audience))
+            }
             _ => None,
+        }
+    }
+
+    /// Who `ctx`'s request is from, for what it may see.
+    fn audience<'a>(&'a self, ctx: &'a Context) -> Audience<'a> {
+        Audience {
+            principal: ctx.principal(),
+            ctx: Some(ctx),
+            predicate: self.inner.visible.as_deref(),
         }
     }
 
@@ -160,7 +183,9 @@ impl Server {
         method: McpMethod,
         params: Option<&Value>,
         meta: Option<&RequestMeta>,
+        audience: &Audience<'_>,
     ) -> Result<Encoded, RpcError> {
+        let hints = &self.inner.cache_hints;
         let info = &self.inner.info;
         match method {
             McpMethod::Ping => Ok(shape::empty(v, info)),
@@ -170,10 +195,17 @@ impl Server {
                     params, meta
                 ))?;
                 let offset = decode_cursor(params)?;
-                read_lock(&self.inner.tools).page(v, offset, self.page_size(), |items, next| {
-                    let items: Vec<&Tool> = items.iter().map(|t| &t.tool).collect();
-                    shape::list_tools(v, info, &items, next)
-                })
+                read_lock(&self.inner.tools).page(
+                    v,
+                    offset,
+                    self.page_size(),
+                    audience,
+                    |items, next, per_caller| {
+                        let items: Vec<&Tool> = items.iter().map(|t| &t.tool).collect();
+                        let hint = hints.list(ListKind::Tools, per_caller);
+                        shape::list_tools(v, info, &items, next, hint)
+                    },
+                )
             }
             McpMethod::ListResources => {
                 self.require("resources", method)?;
@@ -181,10 +213,17 @@ impl Server {
                     params, meta
                 ))?;
                 let offset = decode_cursor(params)?;
-                read_lock(&self.inner.resources).page(v, offset, self.page_size(), |items, next| {
-                    let items: Vec<&Resource> = items.iter().map(|r| &r.resource).collect();
-                    shape::list_resources(v, info, &items, next)
-                })
+                read_lock(&self.inner.resources).page(
+                    v,
+                    offset,
+                    self.page_size(),
+                    audience,
+                    |items, next, per_caller| {
+                        let items: Vec<&Resource> = items.iter().map(|r| &r.resource).collect();
+                        let hint = hints.list(ListKind::Resources, per_caller);
+                        shape::list_resources(v, info, &items, next, hint)
+                    },
+                )
             }
             McpMethod::ListResourceTemplates => {
                 self.require("resources", method)?;
@@ -193,10 +232,18 @@ impl Server {
                     |m| check_params_sent::<m::methods::ListResourceTemplates>(params, meta)
                 )?;
                 let offset = decode_cursor(params)?;
-                read_lock(&self.inner.templates).page(v, offset, self.page_size(), |items, next| {
-                    let items: Vec<&ResourceTemplate> = items.iter().map(|t| &t.template).collect();
-                    shape::list_resource_templates(v, info, &items, next)
-                })
+                read_lock(&self.inner.templates).page(
+                    v,
+                    offset,
+                    self.page_size(),
+                    audience,
+                    |items, next, per_caller| {
+                        let items: Vec<&ResourceTemplate> =
+                            items.iter().map(|t| &t.template).collect();
+                        let hint = hints.list(ListKind::ResourceTemplates, per_caller);
+                        shape::list_resource_templates(v, info, &items, next, hint)
+                    },
+                )
             }
             McpMethod::ListPrompts => {
                 self.require("prompts", method)?;
@@ -204,10 +251,17 @@ impl Server {
                     params, meta
                 ))?;
                 let offset = decode_cursor(params)?;
-                read_lock(&self.inner.prompts).page(v, offset, self.page_size(), |items, next| {
-                    let items: Vec<&Prompt> = items.iter().map(|p| &p.prompt).collect();
-                    shape::list_prompts(v, info, &items, next)
-                })
+                read_lock(&self.inner.prompts).page(
+                    v,
+                    offset,
+                    self.page_size(),
+                    audience,
+                    |items, next, per_caller| {
+                        let items: Vec<&Prompt> = items.iter().map(|p| &p.prompt).collect();
+                        let hint = hints.list(ListKind::Prompts, per_caller);
+                        shape::list_prompts(v, info, &items, next, hint)
+                    },
+                )
             }
             McpMethod::Discover => self.handshake(v, || {
                 let versions: Vec<&str> = self
@@ -237,8 +291,17 @@ impl Server {
         meta: Option<RequestMeta>,
         ctx: Context,
     ) -> Result<Encoded, RpcError> {
-        if let Some(answer) = self.answer_now(v, method, owned_params.as_ref(), meta.as_ref()) {
-            return answer;
+        if matches!(
+            method,
+            McpMethod::Ping
+                | McpMethod::Discover
+                | McpMethod::ListTools
+                | McpMethod::ListResources
+                | McpMethod::ListResourceTemplates
+                | McpMethod::ListPrompts
+        ) {
+            let audience = self.audience(&ctx);
+            return self.answer_sync(v, method, owned_params.as_ref(), meta.as_ref(), &audience);
         }
         // `tools/call` and `resources/read` decode a 2026-07-28 request's params with the
         // `_meta` taken out at parse time (see `decode_modern_params`); every other method
@@ -273,9 +336,10 @@ impl Server {
                 );
                 #[cfg(feature = "tasks")]
                 let (handler, by_ref, mode) = {
+                    let audience = self.audience(&ctx);
                     let (handler, by_ref, support, deferred) = read_lock(&self.inner.tools)
                         .iter()
-                        .find(|t| t.tool.name == name)
+                        .find(|t| t.tool.name == name && audience.serves(*t))
                         .map(|t| {
                             (
                                 Arc::clone(&t.handler),
@@ -291,9 +355,10 @@ impl Server {
                 };
                 #[cfg(not(feature = "tasks"))]
                 let (handler, by_ref, mode) = {
+                    let audience = self.audience(&ctx);
                     let (handler, by_ref) = read_lock(&self.inner.tools)
                         .iter()
-                        .find(|t| t.tool.name == name)
+                        .find(|t| t.tool.name == name && audience.serves(*t))
                         .map(|t| (Arc::clone(&t.handler), t.by_ref.clone()))
                         .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
                     // What a server whose tools never run as tasks answers a 2025-11-25
@@ -381,20 +446,34 @@ impl Server {
                         })
                     }
                 );
+                // The resource's own hint is named by its URI, a template's resources' by
+                // the template.
+                let audience = self.audience(&ctx);
                 let found = read_lock(&self.inner.resources)
                     .iter()
-                    .find(|r| r.resource.uri == uri)
-                    .map(|r| (Arc::clone(&r.handler), BTreeMap::new()))
+                    .find(|r| r.resource.uri == uri && audience.serves(*r))
+                    .map(|r| (Arc::clone(&r.handler), BTreeMap::new(), None))
                     .or_else(|| {
-                        read_lock(&self.inner.templates).iter().find_map(|t| {
-                            t.parsed
-                                .matches(&uri)
-                                .map(|vars| (Arc::clone(&t.handler), vars))
-                        })
+                        read_lock(&self.inner.templates)
+                            .iter()
+                            .filter(|t| audience.serves(*t))
+                            .find_map(|t| {
+                                t.parsed.matches(&uri).map(|vars| {
+                                    let template = t.template.uri_template.clone();
+                                    (Arc::clone(&t.handler), vars, Some(template))
+                                })
+                            })
                     });
-                let Some((handler, vars)) = found else {
+                let Some((handler, vars, template)) = found else {
                     return Err(resource_not_found(v, &uri));
                 };
+                let hints = &self.inner.cache_hints;
+                let hint = hints
+                    .per_resource
+                    .get(&uri)
+                    .or_else(|| template.and_then(|t| hints.per_resource.get(&t)))
+                    .copied()
+                    .unwrap_or(hints.read);
                 let round = ctx.asker().clone();
                 let contents = handler(uri.clone(), vars, ctx).await;
                 let target = Value::String(uri.clone());
@@ -405,15 +484,16 @@ impl Server {
                 if contents.is_empty() {
                     return Err(resource_not_found(v, &uri));
                 }
-                shape::read_resource(v, info, contents)
+                shape::read_resource(v, info, contents, hint)
             }
             McpMethod::GetPrompt => {
                 self.require("prompts", method)?;
                 by_revision!(v, |m| check_params::<m::methods::GetPrompt>(params))?;
                 let name = string_arg(params, "name")?;
+                let audience = self.audience(&ctx);
                 let (prompt, handler) = read_lock(&self.inner.prompts)
                     .iter()
-                    .find(|p| p.prompt.name == name)
+                    .find(|p| p.prompt.name == name && audience.serves(*p))
                     .map(|p| (p.prompt.clone(), Arc::clone(&p.handler)))
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown prompt: {name}")))?;
                 let args = object_arg(params, "arguments");
@@ -504,14 +584,15 @@ impl Server {
             .map(|t| f(&t.tool.input_schema))
     }
 
-    /// Whether `uri` names a resource this server has (direct or by template).
+    /// Whether `uri` names a resource this server has and has not disabled (direct or by
+    /// template).
     pub(crate) fn has_resource(&self, uri: &str) -> bool {
         read_lock(&self.inner.resources)
             .iter()
-            .any(|r| r.resource.uri == uri)
+            .any(|r| r.enabled && r.resource.uri == uri)
             || read_lock(&self.inner.templates)
                 .iter()
-                .any(|t| t.parsed.matches(uri).is_some())
+                .any(|t| t.enabled && t.parsed.matches(uri).is_some())
     }
 }
 

@@ -3,6 +3,7 @@
 //! of its blocking thread pool: `tokio::io::stdin()` hands every read to another thread,
 //! which caps a pipelined client at a few ten thousand messages per second.
 
+use std::future::Future;
 use std::pin::Pin;
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -11,16 +12,24 @@ use tokio::io::{AsyncRead, AsyncWrite};
 pub(super) type StdinReader = Pin<Box<dyn AsyncRead + Send>>;
 /// The process's standard output, for the stdio transport.
 pub(super) type StdoutWriter = Pin<Box<dyn AsyncWrite + Send>>;
+/// Resolves when the client closes its end of stdout (never, where that cannot be
+/// watched: then the next write tells).
+pub(super) type StdoutClosed = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// stdin and stdout: as non-blocking pipes on Linux when both are FIFOs (stdout's pipe
 /// enlarged to `stdout_pipe_bytes`, see `Limits::stdout_pipe_bytes`), otherwise tokio's
-/// standard handles (files, terminals, other platforms).
-pub(super) fn stdio_streams(stdout_pipe_bytes: usize) -> (StdinReader, StdoutWriter) {
+/// standard handles (files, terminals, other platforms); and whether the client closed
+/// its end of stdout.
+pub(super) fn stdio_streams(stdout_pipe_bytes: usize) -> (StdinReader, StdoutWriter, StdoutClosed) {
     #[cfg(target_os = "linux")]
     if let Some((reader, writer)) = linux::fifo_pair(stdout_pipe_bytes) {
-        return (Box::pin(reader), Box::pin(writer));
+        return (Box::pin(reader), Box::pin(writer), linux::stdout_closed());
     }
-    (Box::pin(tokio::io::stdin()), Box::pin(tokio::io::stdout()))
+    (
+        Box::pin(tokio::io::stdin()),
+        Box::pin(tokio::io::stdout()),
+        Box::pin(std::future::pending()),
+    )
 }
 
 #[cfg(target_os = "linux")]
@@ -58,6 +67,29 @@ mod linux {
         let reader = pipe::Receiver::from_file(input).ok()?;
         let writer = pipe::Sender::from_file(output).ok()?;
         Some((reader, writer))
+    }
+
+    /// Resolves when the pipe on fd 1 has no reader left: the kernel reports an error
+    /// condition on a pipe's write end then, and epoll reports it whatever the interest.
+    /// Watched through an open file description of its own, so that the writer's
+    /// readiness is not disturbed. Never resolves when it cannot be watched.
+    pub(super) fn stdout_closed() -> super::StdoutClosed {
+        let watched = OpenOptions::new()
+            .write(true)
+            .open("/proc/self/fd/1")
+            .and_then(pipe::Sender::from_file);
+        Box::pin(async move {
+            match watched {
+                Ok(sender) => loop {
+                    match sender.ready(tokio::io::Interest::ERROR).await {
+                        Ok(ready) if ready.is_error() => return,
+                        Ok(_) => {}
+                        Err(_) => return std::future::pending().await,
+                    }
+                },
+                Err(_) => std::future::pending().await,
+            }
+        })
     }
 
     /// Asks the kernel to make the pipe under `file` hold at least `bytes` (rounded up to

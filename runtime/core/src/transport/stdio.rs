@@ -1,5 +1,7 @@
 //! The stdio transport: newline-delimited JSON on stdin/stdout. stdout carries protocol
-//! messages only (logs go to stderr through `tracing`); end of input ends the session.
+//! messages only (logs go to stderr through `tracing`). The session ends when the client
+//! closes either end: end of input, or its end of stdout (a client that has gone away
+//! reads nothing more, so there is no one left to answer).
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -9,8 +11,8 @@ use crate::server::connection::Connection;
 use crate::server::Server;
 use crate::wire::{self, ErrorCode, Outgoing, RpcError};
 
-/// Serves one client on this process's stdin and stdout until stdin ends, on a tokio
-/// runtime of its own: all a stdio server's `main` needs. An application that runs a
+/// Serves one client on this process's stdin and stdout until the client closes either
+/// (see [`serve_stdio`]), on a tokio runtime of its own: all a stdio server's `main` needs. An application that runs a
 /// runtime already awaits [`serve_stdio`] instead.
 pub fn run(server: Server) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -23,7 +25,10 @@ pub fn run(server: Server) -> std::io::Result<()> {
     served
 }
 
-/// Serves one client on this process's stdin and stdout until stdin ends.
+/// Serves one client on this process's stdin and stdout until stdin ends or the client
+/// closes its end of stdout; either is the normal end of a session (`Ok`). A closed
+/// stdout is noticed while the server is idle too when stdout is a pipe (on Linux), and
+/// otherwise at the next write.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
     serve_stdio_with_shutdown(server, std::future::pending()).await
 }
@@ -36,7 +41,8 @@ pub async fn serve_stdio_with_shutdown(
     server: Server,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let (input, output) = super::pipes::stdio_streams(server.limits().stdout_pipe_bytes);
+    let (input, output, output_closed) =
+        super::pipes::stdio_streams(server.limits().stdout_pipe_bytes);
     // The session runs as a task of its own, on a runtime worker. Awaited in place it
     // would often run on the thread that called `block_on` (`#[tokio::main]`'s main
     // thread), which is not a worker: every hand-off between reading a request and
@@ -44,12 +50,11 @@ pub async fn serve_stdio_with_shutdown(
     // per message), which bounds a client that waits for each
     // answer. As a task, the writer is woken on the same worker.
     let stop = CancellationToken::new();
-    let session = tokio::spawn(serve_with_shutdown(
-        server,
-        input,
-        output,
-        stop.clone().cancelled_owned(),
-    ));
+    let stopped = stop.clone();
+    let session = tokio::spawn(serve_with_shutdown(server, input, output, async move {
+        // The client closing its end of stdout ends the session as the end of input does.
+        first(stopped.cancelled_owned(), output_closed).await;
+    }));
     let mut session = std::pin::pin!(session);
     let joined = match first(shutdown, &mut session).await {
         First::A(()) => {
@@ -64,6 +69,11 @@ pub async fn serve_stdio_with_shutdown(
 /// Serves one client reading newline-delimited messages from `input` and writing them
 /// to `output`, until `input` ends. Running requests then get `Limits::shutdown_grace`
 /// to finish; what remains is cancelled, and everything answered is flushed.
+///
+/// An `output` that refuses writes because its reader is gone (`BrokenPipe`,
+/// `ConnectionReset`) ends the session too, as a normal end (`Ok`): no more input is read
+/// and running requests are cancelled at once, since no answer can reach the client.
+/// Any other write error is returned.
 pub async fn serve<R, W>(server: Server, input: R, output: W) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
@@ -90,31 +100,17 @@ where
 {
     let limits = server.limits().clone();
     let (tx, mut rx) = mpsc::channel::<Outgoing>(limits.outbound_queue);
+    // Cancelled when the writer stops: the reader stops too.
+    let writer_gone = CancellationToken::new();
+    let gone = writer_gone.clone();
     let writer = tokio::spawn(async move {
-        // Messages that are ready together leave in one write; the output is flushed
-        // whenever nothing more is waiting, so no answer sits in the buffer.
-        let mut out = Vec::with_capacity(64 * 1024);
-        while let Some(message) = rx.recv().await {
-            out.extend_from_slice(message.json().as_bytes());
-            out.push(b'\n');
-            while out.len() < 256 * 1024 {
-                match rx.try_recv() {
-                    Ok(next) => {
-                        out.extend_from_slice(next.json().as_bytes());
-                        out.push(b'\n');
-                    }
-                    Err(_) => break,
-                }
-            }
-            output.write_all(&out).await?;
-            output.flush().await?;
-            out.clear();
-            if out.capacity() > 1024 * 1024 {
-                // One huge message must not pin its buffer for the session's lifetime.
-                out = Vec::with_capacity(64 * 1024);
-            }
+        let written = write_all_messages(&mut output, &mut rx).await;
+        gone.cancel();
+        match written {
+            Err(e) if peer_gone(&e) => Ok(Ended::PeerGone),
+            Err(e) => Err(e),
+            Ok(()) => Ok(Ended::Input),
         }
-        Ok::<_, std::io::Error>(())
     });
     let conn = Connection::new(server, tx.clone());
     let mut reader = BufReader::with_capacity(READ_BUFFER, input);
@@ -126,8 +122,9 @@ where
             drop(tx.reserve().await);
             next_line(&mut reader, limits.max_message_bytes, &mut partial).await
         };
-        let line = match first(&mut shutdown, next).await {
-            First::A(()) => break,
+        let stop = first(&mut shutdown, writer_gone.cancelled());
+        let line = match first(stop, next).await {
+            First::A(_) => break,
             First::B(line) => line?,
         };
         let frame = match line {
@@ -156,16 +153,67 @@ where
             conn.handle_parsed(frame, &tx).await;
         }
     }
-    // The client closed its end: let running requests finish (their answers may still be
-    // read), then cancel whatever outlives the grace period.
-    conn.drain(limits.shutdown_grace).await;
+    // The client closed its input: let running requests finish (their answers may still
+    // be read), then cancel whatever outlives the grace period. With the output gone no
+    // answer can be read, so there is nothing to wait for.
+    if !writer_gone.is_cancelled() {
+        conn.drain(limits.shutdown_grace).await;
+    }
     conn.close();
     drop(conn);
     drop(tx);
     match writer.await {
-        Ok(result) => result,
+        Ok(Ok(Ended::Input | Ended::PeerGone)) => Ok(()),
+        Ok(Err(e)) => Err(e),
         Err(e) => Err(std::io::Error::other(e)),
     }
+}
+
+/// Why the writer stopped without an error of its own.
+enum Ended {
+    /// Every answer was written (the session ended on its input side).
+    Input,
+    /// The client closed its end of the output.
+    PeerGone,
+}
+
+/// Whether a write error means the reader of the output has gone away.
+fn peer_gone(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+    )
+}
+
+/// Writes every message of `rx` to `output` until the channel closes. Messages that are
+/// ready together leave in one write; the output is flushed whenever nothing more is
+/// waiting, so no answer sits in the buffer.
+async fn write_all_messages<W: AsyncWrite + Unpin>(
+    output: &mut W,
+    rx: &mut mpsc::Receiver<Outgoing>,
+) -> std::io::Result<()> {
+    let mut out = Vec::with_capacity(64 * 1024);
+    while let Some(message) = rx.recv().await {
+        out.extend_from_slice(message.json().as_bytes());
+        out.push(b'\n');
+        while out.len() < 256 * 1024 {
+            match rx.try_recv() {
+                Ok(next) => {
+                    out.extend_from_slice(next.json().as_bytes());
+                    out.push(b'\n');
+                }
+                Err(_) => break,
+            }
+        }
+        output.write_all(&out).await?;
+        output.flush().await?;
+        out.clear();
+        if out.capacity() > 1024 * 1024 {
+            // One huge message must not pin its buffer for the session's lifetime.
+            out = Vec::with_capacity(64 * 1024);
+        }
+    }
+    Ok(())
 }
 
 /// The read buffer: a pipelined client's lines (a few hundred bytes each) arrive many to

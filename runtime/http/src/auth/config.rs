@@ -186,15 +186,31 @@ impl ResourceServer {
             )));
         }
         if !self.verified.enabled() {
-            return self.verifier.verify(token).await.map(Arc::new);
+            return Ok(Arc::new(
+                self.with_denied_tools(self.verifier.verify(token).await?),
+            ));
         }
         let key = VerifiedTokens::key(token);
         if let Some(principal) = self.verified.get(&key) {
             return Ok(principal);
         }
-        let principal = Arc::new(self.verifier.verify(token).await?);
+        let principal = Arc::new(self.with_denied_tools(self.verifier.verify(token).await?));
         self.verified.insert(key, &principal);
         Ok(principal)
+    }
+
+    /// `principal` with the tools whose scopes it lacks ([`Principal::denied_tools`]):
+    /// worked out once per token, so that a list for this caller only looks names up.
+    fn with_denied_tools(&self, mut principal: Principal) -> Principal {
+        let mut denied: Vec<String> = self
+            .tool_scopes
+            .iter()
+            .filter(|(_, scopes)| !self.missing_scopes(&principal, scopes).is_empty())
+            .map(|(tool, _)| tool.clone())
+            .collect();
+        denied.sort();
+        principal.denied_tools = denied;
+        principal
     }
 }
 
@@ -223,7 +239,9 @@ impl ResourceServerBuilder {
         self
     }
 
-    /// Scopes a `tools/call` of `tool` needs besides the required ones.
+    /// Scopes a `tools/call` of `tool` needs besides the required ones. A caller whose
+    /// token lacks them is refused the call (403 `insufficient_scope`, naming them), and
+    /// is not shown the tool in `tools/list`.
     pub fn tool_scopes<S: Into<String>>(
         mut self,
         tool: impl Into<String>,
@@ -434,14 +452,17 @@ impl<'a> UriParts<'a> {
 }
 
 /// Whether an audience value names the resource: equal after scheme and host are lowered
-/// and a trailing slash is dropped (clients SHOULD send the canonical form, servers SHOULD
-/// accept upper-case scheme and host).
-#[cfg_attr(not(feature = "auth"), allow(dead_code))]
+/// and one trailing slash is dropped (clients SHOULD send the canonical form, servers
+/// SHOULD accept upper-case scheme and host). Only one: `/mcp//` is another path than
+/// `/mcp`, which a server routing by path may serve as another resource.
 pub(crate) fn names_resource(audience: &str, resource: &str) -> bool {
     let canonical = |uri: &str| {
         UriParts::parse(uri).map_or_else(
             |_| uri.to_owned(),
-            |p| p.canonical().trim_end_matches('/').to_owned(),
+            |p| {
+                let c = p.canonical();
+                c.strip_suffix('/').map_or_else(|| c.clone(), str::to_owned)
+            },
         )
     };
     audience == resource || canonical(audience) == canonical(resource)
@@ -520,6 +541,16 @@ mod tests {
         assert!(names_resource("https://mcp.example.com/mcp", r));
         assert!(names_resource("HTTPS://MCP.EXAMPLE.COM/mcp", r));
         assert!(names_resource("https://mcp.example.com/mcp/", r));
+        assert!(!names_resource("https://mcp.example.com/mcp//", r));
+        assert!(!names_resource("https://mcp.example.com/mcp///", r));
+        assert!(names_resource(
+            "https://mcp.example.com/",
+            "https://mcp.example.com"
+        ));
+        assert!(!names_resource(
+            "https://mcp.example.com//",
+            "https://mcp.example.com"
+        ));
         assert!(!names_resource("https://mcp.example.com/MCP", r));
         assert!(!names_resource("https://mcp.example.com", r));
         assert!(!names_resource("https://evil.example.com/mcp", r));

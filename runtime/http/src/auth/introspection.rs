@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::config::{names_resource, ConfigError};
 use super::discovery::AuthorizationServer;
 use super::fetch::{self, Fetched};
-use super::jwt::scopes_of;
+use super::jws::scopes_of;
 use super::verifier::{unix_now, BoxFuture, TokenVerifier};
 use super::VerifyError;
 use mcp_runtime::auth::Principal;
@@ -151,6 +151,9 @@ impl IntrospectionVerifier {
         if time("nbf")?.is_some_and(|nbf| nbf > now.saturating_add(self.leeway)) {
             return Err(invalid("the token is not valid yet (nbf)"));
         }
+        if time("iat")?.is_some_and(|iat| iat > now.saturating_add(self.leeway)) {
+            return Err(invalid("the token was issued in the future (iat)"));
+        }
         let audience: Vec<String> = match answer.get("aud") {
             Some(Value::String(a)) => vec![a.clone()],
             Some(Value::Array(items)) => items
@@ -171,6 +174,13 @@ impl IntrospectionVerifier {
             .audience(audience);
         principal.subject = text("sub");
         principal.client_id = text("client_id");
+        // As for JWTs (see `jws::check_claims`): a token naming no caller would make all
+        // such callers one.
+        if principal.subject.is_none() && principal.client_id.is_none() {
+            return Err(invalid(
+                "the token names neither its subject (sub) nor its client (client_id)",
+            ));
+        }
         principal.expires_at = exp;
         principal.claims = answer;
         Ok(principal)

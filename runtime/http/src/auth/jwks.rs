@@ -1,14 +1,15 @@
 //! The authorization server's signing keys (a JWK Set), fetched on first use, kept for a
-//! while, refreshed when a token names a key not in the set (the server rotated its keys),
-//! at most once per interval however many such tokens arrive; and signature verification
-//! with them (ring).
+//! while and refreshed in the background, refetched when a token names a key not in the
+//! set (the server rotated its keys) — one fetch at a time, which every token that needs
+//! it shares, at most one per interval — and signature verification with them (ring).
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde_json::Value;
+use tokio::sync::watch;
 
 use super::fetch::{self, Fetched};
 use super::VerifyError;
@@ -178,22 +179,43 @@ struct Snapshot {
 /// How a key set is kept.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct KeyPolicy {
-    /// Refetched when older than this.
+    /// Refreshed (in the background, the set in hand still serving) when older than this.
     pub(crate) ttl: Duration,
-    /// Still used when a refetch fails, until this old; then tokens get 503.
+    /// Still used while a refresh is under way or failing, until this old; then tokens
+    /// wait for a fetch, and get 503 when it fails.
     pub(crate) max_stale: Duration,
-    /// At most one refetch per this interval for unknown keys or after failures.
+    /// At most one fetch starts per this interval (measured from the start of the last
+    /// one), for unknown keys or after failures.
     pub(crate) min_refresh_interval: Duration,
+    /// How long one fetch may take. Shorter than `min_refresh_interval` (the builder
+    /// checks), so that a hanging authorization server is given up on before the next
+    /// fetch may start: tokens arriving in between are answered from what is known.
+    pub(crate) fetch_timeout: Duration,
 }
 
-/// A JWK Set, kept up to date.
-pub(crate) struct KeySet {
+/// What a fetch came to, as the tokens waiting on it see it.
+type Outcome = Result<Arc<Snapshot>, String>;
+
+/// A JWK Set, kept up to date. Cheap to clone (shared state): a fetch runs as a task of
+/// its own, so that a request that gives up waiting does not abandon the others.
+#[derive(Clone)]
+pub(crate) struct KeySet(Arc<Shared>);
+
+struct Shared {
     uri: String,
     client: reqwest::Client,
     policy: KeyPolicy,
-    current: RwLock<Option<Arc<Snapshot>>>,
-    /// Held while fetching (one fetch at a time); the time of the last attempt.
-    refreshing: tokio::sync::Mutex<Option<Instant>>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    current: Option<Arc<Snapshot>>,
+    /// When the last fetch started, and whether it failed (`None` while it runs).
+    last_attempt: Option<(Instant, Option<bool>)>,
+    /// The fetch under way, if any: every token that needs it waits on this one
+    /// (single flight), never on a fetch of its own.
+    flight: Option<watch::Receiver<Option<Outcome>>>,
 }
 
 /// What [`KeySet::find`] looks for.
@@ -205,34 +227,64 @@ enum Found {
 
 impl KeySet {
     pub(crate) fn new(uri: String, client: reqwest::Client, policy: KeyPolicy) -> KeySet {
-        KeySet {
+        KeySet(Arc::new(Shared {
             uri,
             client,
             policy,
-            current: RwLock::new(None),
-            refreshing: tokio::sync::Mutex::new(None),
-        }
+            state: Mutex::new(State::default()),
+        }))
     }
 
-    fn snapshot(&self) -> Option<Arc<Snapshot>> {
-        self.current
-            .read()
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // Nothing panics while holding it; the state stays consistent if something did.
+        self.0
+            .state
+            .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
     }
 
     /// The key to verify a token signed with `alg` and naming `kid`.
+    ///
+    /// A set younger than `ttl` serves at once. An older one still serves at once while a
+    /// refresh runs in the background (stale-while-revalidate), until it is `max_stale`
+    /// old. A token naming a key not in the set waits for one fetch shared with every
+    /// other such token; if no fetch may start yet (`min_refresh_interval`), it is
+    /// answered from the last outcome: refused when the set was just fetched without its
+    /// key, 503 when the set cannot be fetched (the key may be a rotated, valid one).
     pub(crate) async fn key(&self, kid: Option<&str>, alg: Alg) -> Result<Arc<Key>, VerifyError> {
-        let snapshot = match self.snapshot() {
-            Some(s) if s.fetched.elapsed() < self.policy.ttl => s,
-            // First use, or time to refetch: on failure a set not too old still serves.
-            stale => self.refresh(stale, false).await?,
+        let policy = self.0.policy;
+        let (snapshot, refresh) = {
+            let mut state = self.state();
+            match state.current.clone() {
+                Some(s) if s.fetched.elapsed() < policy.ttl => (Some(s), None),
+                Some(s) if s.fetched.elapsed() < policy.max_stale => {
+                    // Refreshed in the background; this token is checked with `s`.
+                    let _ = self.start_fetch(&mut state);
+                    (Some(s), None)
+                }
+                _ => (None, self.start_fetch(&mut state)),
+            }
+        };
+        let snapshot = match snapshot {
+            Some(s) => s,
+            None => self.wait(refresh).await?,
         };
         if let Found::Key(key) = find(&snapshot, kid, alg)? {
             return Ok(key);
         }
         // The server may have rotated its keys since the set was fetched.
-        let renewed = self.refresh(Some(Arc::clone(&snapshot)), true).await?;
+        let refresh = {
+            let mut state = self.state();
+            match state.current.clone() {
+                // Another token's fetch brought a newer set meanwhile.
+                Some(newer) if newer.fetched > snapshot.fetched => Ok(newer),
+                _ => Err(self.start_fetch(&mut state)),
+            }
+        };
+        let renewed = match refresh {
+            Ok(newer) => newer,
+            Err(flight) => self.wait(flight).await?,
+        };
         match find(&renewed, kid, alg)? {
             Found::Key(key) => Ok(key),
             Found::Unknown => Err(VerifyError::Invalid(match kid {
@@ -242,66 +294,90 @@ impl KeySet {
         }
     }
 
-    /// Fetches the set anew, unless another task just did (then its result is used) or,
-    /// for an unknown key, the last attempt was too recent. `seen` is the snapshot the
-    /// caller looked at. A failed fetch leaves a set younger than `max_stale` in use.
-    async fn refresh(
-        &self,
-        seen: Option<Arc<Snapshot>>,
-        unknown_key: bool,
-    ) -> Result<Arc<Snapshot>, VerifyError> {
-        let mut last_attempt = self.refreshing.lock().await;
-        let current = self.snapshot();
-        if let Some(current) = &current {
-            let newer = seen
-                .as_ref()
-                .is_none_or(|seen| current.fetched > seen.fetched);
-            if newer {
-                return Ok(Arc::clone(current));
-            }
+    /// The fetch to wait for: the one under way, or a new one, unless the last one
+    /// started less than `min_refresh_interval` ago (`None`: no fetch may start yet).
+    fn start_fetch(&self, state: &mut State) -> Option<watch::Receiver<Option<Outcome>>> {
+        if let Some(flight) = &state.flight {
+            return Some(flight.clone());
         }
-        let too_soon = last_attempt.is_some_and(|t| t.elapsed() < self.policy.min_refresh_interval);
-        if too_soon {
-            return match current {
-                Some(current)
-                    if unknown_key || current.fetched.elapsed() < self.policy.max_stale =>
-                {
-                    Ok(current)
-                }
-                _ => Err(VerifyError::Unavailable(format!(
-                    "the key set at {} could not be fetched recently",
-                    self.uri
-                ))),
-            };
+        let interval = self.0.policy.min_refresh_interval;
+        if state
+            .last_attempt
+            .is_some_and(|(started, _)| started.elapsed() < interval)
+        {
+            return None;
         }
-        *last_attempt = Some(Instant::now());
-        match self.fetch().await {
-            Ok(keys) => {
-                let fresh = Arc::new(Snapshot {
+        let (tx, rx) = watch::channel(None);
+        state.flight = Some(rx.clone());
+        state.last_attempt = Some((Instant::now(), None));
+        let set = self.clone();
+        tokio::spawn(async move {
+            let outcome = set.fetch().await.map(|keys| {
+                Arc::new(Snapshot {
                     keys,
                     fetched: Instant::now(),
-                });
-                *self
-                    .current
-                    .write()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&fresh));
-                Ok(fresh)
-            }
-            Err(why) => match current {
-                Some(current) if current.fetched.elapsed() < self.policy.max_stale => {
-                    tracing::warn!(uri = %self.uri, reason = %why, "key set refresh failed; using the previous set");
-                    Ok(current)
+                })
+            });
+            {
+                let mut state = set.state();
+                state.flight = None;
+                let failed = outcome.is_err();
+                if let Some((started, _)) = state.last_attempt {
+                    state.last_attempt = Some((started, Some(failed)));
                 }
-                _ => Err(VerifyError::Unavailable(format!(
-                    "the key set at {} cannot be fetched: {why}",
-                    self.uri
-                ))),
-            },
+                match &outcome {
+                    Ok(fresh) => state.current = Some(Arc::clone(fresh)),
+                    Err(why) => {
+                        tracing::warn!(uri = %set.0.uri, reason = %why, "key set fetch failed")
+                    }
+                }
+            }
+            let _ = tx.send(Some(outcome));
+        });
+        Some(rx)
+    }
+
+    /// The set `flight` brings, or why there is none: a failed fetch, or (`None`) none
+    /// allowed yet, is "cannot decide" (503), unless a set younger than `max_stale` is in
+    /// hand (a fetch that found no new key leaves the set as it was).
+    async fn wait(
+        &self,
+        flight: Option<watch::Receiver<Option<Outcome>>>,
+    ) -> Result<Arc<Snapshot>, VerifyError> {
+        let unavailable = |why: &str| {
+            VerifyError::Unavailable(format!(
+                "the key set at {} cannot be fetched: {why}",
+                self.0.uri
+            ))
+        };
+        let Some(mut flight) = flight else {
+            let state = self.state();
+            return match (&state.current, state.last_attempt) {
+                // The set was fetched moments ago: it is what the server publishes.
+                (Some(current), Some((_, Some(false)))) => Ok(Arc::clone(current)),
+                _ => Err(unavailable(
+                    "it failed moments ago, and is not tried again yet",
+                )),
+            };
+        };
+        let outcome = match flight.wait_for(Option::is_some).await {
+            Ok(outcome) => outcome.clone(),
+            Err(_) => None,
+        };
+        match outcome {
+            Some(Ok(fresh)) => Ok(fresh),
+            Some(Err(why)) => Err(unavailable(&why)),
+            None => Err(unavailable("the fetch was abandoned")),
         }
     }
 
     async fn fetch(&self) -> Result<Vec<Arc<Key>>, String> {
-        let doc = match fetch::json(self.client.get(&self.uri)).await? {
+        let request = self
+            .0
+            .client
+            .get(&self.0.uri)
+            .timeout(self.0.policy.fetch_timeout);
+        let doc = match fetch::json(request).await? {
             Fetched::Json(doc) => doc,
             Fetched::Status(status) => return Err(format!("HTTP {status}")),
         };
@@ -322,7 +398,8 @@ impl KeySet {
 
     /// Fetches the set now (at start-up, so that a wrong URL shows at once).
     pub(crate) async fn prefetch(&self) -> Result<(), VerifyError> {
-        self.refresh(self.snapshot(), false).await.map(|_| ())
+        let flight = self.start_fetch(&mut self.state());
+        self.wait(flight).await.map(|_| ())
     }
 }
 

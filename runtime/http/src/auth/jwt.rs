@@ -2,13 +2,13 @@
 
 use std::time::Duration;
 
-use base64::Engine;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::config::{names_resource, ConfigError};
+use super::config::ConfigError;
 use super::discovery::AuthorizationServer;
 use super::fetch;
 use super::jwks::{Alg, KeyPolicy, KeySet};
+use super::jws::{check_claims, ClaimRules, Jws};
 use super::verifier::{unix_now, BoxFuture, TokenVerifier};
 use super::VerifyError;
 use mcp_runtime::auth::Principal;
@@ -17,8 +17,12 @@ use mcp_runtime::auth::Principal;
 /// (RS256/384/512, PS256/384/512, ES256/384, EdDSA, with ring; the algorithm must fit the
 /// key: `alg: none` and HMAC — including an HMAC "signed" with the public key — are
 /// refused), `iss` exactly the issuer, `aud` naming this resource (RFC 8707), `exp` and
-/// `nbf` with a small leeway, and `typ` if present an access-token type. The key set is
-/// fetched on first use and kept (see [`JwtVerifierBuilder::key_cache`]).
+/// `nbf` with a small leeway, `iat` not in the future beyond it, `typ` if present an
+/// access-token type, and the caller named (`sub`, or `client_id`/`azp`: a token naming
+/// neither is refused, since all such tokens would be one caller). The key set is
+/// fetched on first use and kept (see [`JwtVerifierBuilder::key_cache`]); tokens signed
+/// with a key it does not hold wait for one shared refetch, and get 503 rather than 401
+/// while the set cannot be fetched.
 pub struct JwtVerifier {
     issuer: String,
     resource: String,
@@ -58,6 +62,7 @@ impl JwtVerifier {
                 ttl: Duration::from_secs(5 * 60),
                 max_stale: Duration::from_secs(60 * 60),
                 min_refresh_interval: Duration::from_secs(10),
+                fetch_timeout: Duration::from_secs(5),
             },
         }
     }
@@ -128,130 +133,13 @@ impl JwtVerifier {
             Ok(Value::Object(claims)) => claims,
             _ => return Err(invalid("the token's claims are not a JSON object")),
         };
-        self.principal(claims)
-    }
-
-    /// The claims checked by type and value (RFC 9068 §4), and read.
-    fn principal(&self, claims: Map<String, Value>) -> Result<Principal, VerifyError> {
-        let invalid = |why: &str| VerifyError::Invalid(why.to_owned());
-        let now = unix_now();
-        let number = |name: &str| -> Result<Option<u64>, VerifyError> {
-            match claims.get(name) {
-                None => Ok(None),
-                Some(Value::Number(n)) => n
-                    .as_u64()
-                    .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-                    .map(Some)
-                    .ok_or_else(|| invalid(&format!("the {name} claim is not a valid time"))),
-                Some(_) => Err(invalid(&format!("the {name} claim is not a number"))),
-            }
+        let rules = ClaimRules {
+            issuer: &self.issuer,
+            resource: &self.resource,
+            audiences: &self.audiences,
+            leeway: self.leeway,
         };
-        let exp = number("exp")?.ok_or_else(|| invalid("the token has no exp claim"))?;
-        if exp.saturating_add(self.leeway) < now {
-            return Err(invalid("the token has expired"));
-        }
-        if number("nbf")?.is_some_and(|nbf| nbf > now.saturating_add(self.leeway)) {
-            return Err(invalid("the token is not valid yet (nbf)"));
-        }
-        number("iat")?;
-        if claims.get("iss").and_then(Value::as_str) != Some(self.issuer.as_str()) {
-            return Err(invalid(
-                "the token was issued by another authorization server",
-            ));
-        }
-        let audience: Vec<String> = match claims.get("aud") {
-            Some(Value::String(a)) => vec![a.clone()],
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|a| a.as_str().map(str::to_owned))
-                .collect::<Option<_>>()
-                .ok_or_else(|| invalid("the aud claim is not a list of strings"))?,
-            _ => return Err(invalid("the token has no audience")),
-        };
-        let for_us = audience.iter().any(|a| {
-            names_resource(a, &self.resource) || self.audiences.iter().any(|extra| extra == a)
-        });
-        if !for_us {
-            return Err(invalid("the token was issued for another resource (aud)"));
-        }
-        let string = |name: &str| -> Result<Option<String>, VerifyError> {
-            match claims.get(name) {
-                None => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(invalid(&format!("the {name} claim is not a string"))),
-            }
-        };
-        let subject = string("sub")?;
-        let client_id = match string("client_id")? {
-            Some(c) => Some(c),
-            None => string("azp")?,
-        };
-        let scopes = scopes_of(&claims)?;
-        let mut principal = Principal::new(self.issuer.clone())
-            .scopes(scopes)
-            .audience(audience)
-            .expires_at(exp);
-        principal.subject = subject;
-        principal.client_id = client_id;
-        principal.claims = claims;
-        Ok(principal)
-    }
-}
-
-/// `scope` (space-separated, RFC 9068) or `scp` (a list, or a string, as some servers write).
-pub(crate) fn scopes_of(claims: &Map<String, Value>) -> Result<Vec<String>, VerifyError> {
-    let bad = || VerifyError::Invalid("the scope claim is malformed".into());
-    let split = |s: &str| {
-        s.split(' ')
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    match claims.get("scope").or_else(|| claims.get("scp")) {
-        None => Ok(Vec::new()),
-        Some(Value::String(s)) => Ok(split(s)),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|s| s.as_str().map(str::to_owned))
-            .collect::<Option<_>>()
-            .ok_or_else(bad),
-        Some(_) => Err(bad()),
-    }
-}
-
-/// A JWS in compact serialization (RFC 7515 §7.1), taken apart: three base64url parts,
-/// the first a JSON object. The payload is kept as bytes until the signature is verified.
-struct Jws<'a> {
-    header: Map<String, Value>,
-    /// `header.payload`, as signed.
-    signed: &'a [u8],
-    payload: Vec<u8>,
-    signature: Vec<u8>,
-}
-
-impl<'a> Jws<'a> {
-    fn parse(token: &'a str) -> Result<Jws<'a>, VerifyError> {
-        let malformed = || VerifyError::Invalid("the token is not a well-formed JWT".into());
-        let decode = |part: &str| {
-            base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(part)
-                .map_err(|_| malformed())
-        };
-        let (signed, signature) = token.rsplit_once('.').ok_or_else(malformed)?;
-        let (header, payload) = signed.split_once('.').ok_or_else(malformed)?;
-        if payload.contains('.') {
-            return Err(malformed());
-        }
-        let header = match serde_json::from_slice(&decode(header)?) {
-            Ok(Value::Object(map)) => map,
-            _ => return Err(malformed()),
-        };
-        Ok(Jws {
-            header,
-            signed: signed.as_bytes(),
-            payload: decode(payload)?,
-            signature: decode(signature)?,
-        })
+        check_claims(&rules, claims, unix_now())
     }
 }
 
@@ -269,7 +157,7 @@ impl JwtVerifierBuilder {
         self
     }
 
-    /// Clock skew allowed on `exp` and `nbf` (default 30 s).
+    /// Clock skew allowed on `exp`, `nbf` and `iat` (default 30 s).
     pub fn leeway(mut self, leeway: Duration) -> Self {
         self.leeway = leeway;
         self
@@ -291,17 +179,40 @@ impl JwtVerifierBuilder {
         self
     }
 
-    /// At most one refetch of the key set per `interval` (default 10 s) for tokens naming
-    /// unknown keys, or after a failed fetch: forged `kid`s cannot make the server hammer
-    /// the authorization server.
+    /// At most one fetch of the key set starts per `interval` (default 10 s) for tokens
+    /// naming unknown keys, or after a failed fetch: forged `kid`s cannot make the server
+    /// hammer the authorization server. Tokens naming an unknown key within the interval
+    /// are refused (401) when the last fetch succeeded, and answered 503 when it failed.
+    /// `Duration::ZERO` removes the limit. Must be longer than
+    /// [`fetch_timeout`](Self::fetch_timeout).
     pub fn min_refresh_interval(mut self, interval: Duration) -> Self {
         self.policy.min_refresh_interval = interval;
+        self
+    }
+
+    /// How long one fetch of the key set may take (default 5 s; shorter than the refresh
+    /// interval, which [`build`](Self::build) checks). Tokens waiting for a key the set
+    /// does not hold wait at most this long, all of them on the same fetch.
+    pub fn fetch_timeout(mut self, timeout: Duration) -> Self {
+        self.policy.fetch_timeout = timeout;
         self
     }
 
     /// The verifier, or what is wrong with its configuration.
     pub fn build(self) -> Result<JwtVerifier, ConfigError> {
         fetch::check_url(&self.jwks_uri).map_err(ConfigError)?;
+        let KeyPolicy {
+            min_refresh_interval: interval,
+            fetch_timeout: timeout,
+            ..
+        } = self.policy;
+        if timeout.is_zero() || (!interval.is_zero() && timeout >= interval) {
+            // A fetch that may last as long as the interval lets a hanging authorization
+            // server hold every unknown-key token for a whole timeout, one after the other.
+            return Err(ConfigError(format!(
+                "the key set's fetch timeout ({timeout:?}) must be non-zero and shorter than its minimum refresh interval ({interval:?})"
+            )));
+        }
         super::config::UriParts::parse(&self.resource)
             .map_err(|why| ConfigError(format!("resource {:?}: {why}", self.resource)))?;
         let client = fetch::client().map_err(ConfigError)?;

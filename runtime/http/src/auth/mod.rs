@@ -18,10 +18,15 @@
 //! - Feature `auth`: [`AuthorizationServer::discover`], [`JwtVerifier`] (JWKS) and
 //!   [`IntrospectionVerifier`] (RFC 7662).
 
+pub use crate::authorize::{metadata_router, AuthorizationLayer, RequireAuthorization};
+
 mod config;
+mod jws;
 mod verifier;
 pub(crate) use config::WELL_KNOWN_RESOURCE;
 pub use config::{ConfigError, ResourceServer, ResourceServerBuilder, MIRRORED_MEMBERS};
+#[doc(hidden)]
+pub use jws::fuzz_token;
 pub use verifier::{BoxFuture, TokenVerifier, VerifyError};
 
 #[cfg(feature = "auth")]

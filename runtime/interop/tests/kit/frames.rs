@@ -89,6 +89,12 @@ impl SseParser {
     /// are passed over.
     pub fn next_event(&mut self) -> Option<Result<SseEvent, String>> {
         loop {
+            // A comment line between events (a keep-alive sent without a blank line) is
+            // passed over as soon as it is complete.
+            while self.buffer.first() == Some(&b':') {
+                let line_end = self.buffer.iter().position(|b| *b == b'\n')?;
+                self.buffer.drain(..=line_end);
+            }
             let end = self.buffer.windows(2).position(|w| w == b"\n\n")?;
             let block: Vec<u8> = self.buffer.drain(..end + 2).collect();
             let text = match String::from_utf8(block) {

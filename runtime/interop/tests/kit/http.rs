@@ -140,6 +140,10 @@ fn header(resp: &reqwest::Response, name: &str) -> Option<String> {
 #[derive(Clone)]
 pub struct Http {
     base: String,
+    /// Where Streamable HTTP is served (`/mcp`, or the mount of an embedded service).
+    endpoint: String,
+    /// Where HTTP+SSE is served (`/sse`, or `sse` under the mount).
+    sse_path: String,
     /// For requests: the whole exchange within the patience.
     client: reqwest::Client,
     /// For streams, which may stay open longer: each event within the patience.
@@ -149,8 +153,16 @@ pub struct Http {
 impl Http {
     /// A client of the server at `base` (`http://127.0.0.1:PORT`).
     pub fn new(base: &str) -> Http {
+        Http::mounted(base, "/mcp", "/sse")
+    }
+
+    /// A client of a server at `base` whose Streamable HTTP endpoint is `endpoint` and
+    /// HTTP+SSE stream `sse_path` (an MCP service nested in an application).
+    pub fn mounted(base: &str, endpoint: &str, sse_path: &str) -> Http {
         Http {
             base: base.trim_end_matches('/').to_owned(),
+            endpoint: endpoint.to_owned(),
+            sse_path: sse_path.to_owned(),
             client: reqwest::Client::builder()
                 .timeout(patience())
                 .build()
@@ -195,7 +207,7 @@ impl Http {
         body: impl ToBody,
     ) -> reqwest::RequestBuilder {
         let mut req = client
-            .post(self.url("/mcp"))
+            .post(self.url(&self.endpoint))
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .body(body.to_body());
@@ -283,7 +295,7 @@ impl Http {
     pub async fn get_stream(&self, session: &str, last_event_id: Option<&str>) -> Events {
         let mut req = self
             .streams
-            .get(self.url("/mcp"))
+            .get(self.url(&self.endpoint))
             .header("accept", "text/event-stream")
             .header("mcp-session-id", session);
         if let Some(last) = last_event_id {
@@ -300,7 +312,7 @@ impl Http {
     /// DELETE `/mcp` of a session: its status.
     pub async fn delete(&self, session: &str) -> StatusCode {
         self.client
-            .delete(self.url("/mcp"))
+            .delete(self.url(&self.endpoint))
             .header("mcp-session-id", session)
             .send()
             .await
@@ -313,7 +325,7 @@ impl Http {
     pub async fn sse(&self) -> LegacySse {
         let send = self
             .streams
-            .get(self.url("/sse"))
+            .get(self.url(&self.sse_path))
             .header("accept", "text/event-stream")
             .send();
         let resp = tokio::time::timeout(patience(), send)

@@ -9,12 +9,14 @@
 //! - [`frames`]: SSE framing and answer parsing (shared with `examples/load.rs` and the
 //!   benchmarks);
 //! - [`schema`]: the official schemas and the strict wire checker;
+//! - [`browser`]: headless Chromium, for what browsers do (CORS);
 //! - [`process`] and [`pinned`]: the example binaries as processes, and the pinned SDK
 //!   clients and conformance suite the tests install on first use;
 //! - message builders and small helpers below.
 // Each test binary uses a different part of the kit.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod browser;
 pub mod frames;
 pub mod front;
 pub mod http;

@@ -2,7 +2,9 @@
 //! `<workspace>/target/`: the official SDK clients (`tests/clients/install.sh` into
 //! `target/clients`, or `MCP_CLIENTS_DIR`), the official conformance suite
 //! (`tests/conformance/install.sh` into `target/conformance`) and the authorization server
-//! of the OAuth tests (`tests/auth/package-lock.json` into `target/auth-server`).
+//! of the OAuth tests (`tests/auth/package-lock.json` into `target/auth-server`), and the
+//! third-party servers the command-line client and bridge tests drive
+//! (`tests/servers/install.sh` into `target/servers`).
 //!
 //! The scripts do the work: they hold an exclusive lock while they check and install, so
 //! that test binaries started together install once, and they return at once, offline,
@@ -27,6 +29,12 @@ pub enum Pinned {
     /// The authorization server of the OAuth tests (`tests/auth/package-lock.json`:
     /// oidc-provider).
     AuthorizationServer,
+    /// The npm servers: server-everything, server-filesystem, server-memory
+    /// (`tests/servers/package-lock.json`).
+    NpmServers,
+    /// The PyPI servers: mcp-server-time, -git, -calculator, -sqlite
+    /// (`tests/servers/requirements-*.txt`).
+    PythonServers,
 }
 
 fn workspace() -> &'static Path {
@@ -56,6 +64,16 @@ pub fn auth_server_dir() -> PathBuf {
     workspace().join("target").join("auth-server")
 }
 
+/// Where the third-party servers are installed.
+pub fn servers_dir() -> PathBuf {
+    workspace().join("target").join("servers")
+}
+
+/// `runtime/interop/tests/servers`: the third-party servers' pins.
+pub fn servers_src() -> PathBuf {
+    tests_dir().join("servers")
+}
+
 /// `runtime/interop/tests/auth`: the authorization server's pin and script, the OAuth client drivers.
 pub fn auth_src() -> PathBuf {
     tests_dir().join("auth")
@@ -78,11 +96,15 @@ pub fn ensure(what: Pinned) {
     static PYTHON: OnceLock<Result<(), String>> = OnceLock::new();
     static SUITE: OnceLock<Result<(), String>> = OnceLock::new();
     static AUTH: OnceLock<Result<(), String>> = OnceLock::new();
+    static NPM_SERVERS: OnceLock<Result<(), String>> = OnceLock::new();
+    static PYTHON_SERVERS: OnceLock<Result<(), String>> = OnceLock::new();
     let once = match what {
         Pinned::TypeScriptClients => &TYPESCRIPT,
         Pinned::PythonClients => &PYTHON,
         Pinned::ConformanceSuite => &SUITE,
         Pinned::AuthorizationServer => &AUTH,
+        Pinned::NpmServers => &NPM_SERVERS,
+        Pinned::PythonServers => &PYTHON_SERVERS,
     };
     if let Err(message) = once.get_or_init(|| install(what)) {
         panic!("{message}");
@@ -132,6 +154,24 @@ fn install(what: Pinned) -> Result<(), String> {
                 auth_server_dir().into_os_string(),
             ],
             "the OAuth tests' authorization server (oidc-provider)",
+        ),
+        Pinned::NpmServers => (
+            servers_src().join("install.sh"),
+            vec![
+                "--only".into(),
+                "npm".into(),
+                servers_dir().into_os_string(),
+            ],
+            "the third-party npm servers",
+        ),
+        Pinned::PythonServers => (
+            servers_src().join("install.sh"),
+            vec![
+                "--only".into(),
+                "python".into(),
+                servers_dir().into_os_string(),
+            ],
+            "the third-party PyPI servers",
         ),
     };
     let out = Command::new("bash")

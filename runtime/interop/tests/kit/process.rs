@@ -41,6 +41,8 @@ pub fn example_named(name: &str) -> PathBuf {
 pub struct HttpServer {
     child: Child,
     base: String,
+    /// The URL the example printed.
+    printed: String,
     log: Arc<Mutex<String>>,
 }
 
@@ -71,8 +73,10 @@ impl HttpServer {
         let sink = Arc::clone(&log);
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(url.trim().to_owned());
+                // `listening on URL`, perhaps followed by more (the bridge names /sse too).
+                if let Some(rest) = line.strip_prefix("listening on ") {
+                    let url = rest.split_whitespace().next().unwrap_or_default();
+                    let _ = tx.send(url.to_owned());
                 }
                 let mut log = sink.lock().unwrap_or_else(|e| e.into_inner());
                 log.push_str(&line);
@@ -83,6 +87,7 @@ impl HttpServer {
         let mut server = HttpServer {
             child,
             base: String::new(),
+            printed: String::new(),
             log,
         };
         let url = rx.recv_timeout(patience()).unwrap_or_else(|_| {
@@ -91,16 +96,28 @@ impl HttpServer {
                 server.log()
             )
         });
-        server.base = url
-            .strip_suffix("/mcp")
-            .unwrap_or_else(|| panic!("unexpected address line: {url}"))
-            .to_owned();
+        server.base = match url.strip_suffix("/mcp") {
+            Some(base) => base.to_owned(),
+            // An example that serves MCP elsewhere (`embedded --prefix`): its origin.
+            None => origin_of(&url).unwrap_or_else(|| panic!("unexpected address line: {url}")),
+        };
+        server.printed = url;
         server
     }
 
     /// `path` on the server, e.g. `/mcp` (Streamable HTTP) or `/sse` (HTTP+SSE).
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// The URL the example printed on its `listening on` line.
+    pub fn printed_url(&self) -> &str {
+        &self.printed
+    }
+
+    /// `http://HOST:PORT` of the server.
+    pub fn origin(&self) -> String {
+        origin_of(&self.printed).expect("an http URL")
     }
 
     /// Everything the server wrote to stderr so far.
@@ -118,6 +135,13 @@ impl HttpServer {
     pub fn wait_exit(&mut self) -> ExitStatus {
         wait_exit(&mut self.child)
     }
+}
+
+/// `http://HOST:PORT` of an `http://HOST:PORT/…` URL.
+fn origin_of(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("http://")?;
+    let authority = rest.split('/').next()?;
+    Some(format!("http://{authority}"))
 }
 
 /// Sends SIGTERM to process `pid`.

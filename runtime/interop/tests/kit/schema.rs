@@ -324,7 +324,13 @@ impl Schema {
                         }
                     }
                 }
-                let open = !constrained || open;
+                // A `_meta` object is open whatever its type declares: `MetaObject` admits
+                // any key that follows its naming rules, and 2026-07-28's
+                // `ResultMetaObject` & co. only name the reserved ones (without the
+                // `additionalProperties: {}` the older revisions wrote). Its reserved
+                // keys are still walked.
+                let meta_object = path.ends_with("/_meta");
+                let open = !constrained || open || meta_object;
                 for (k, v) in map {
                     let here = format!("{path}/{}", esc(k));
                     if let Some(ps) = props.get(k.as_str()) {

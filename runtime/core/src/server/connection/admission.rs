@@ -126,13 +126,42 @@ impl Connection {
                     }),
                 );
             }
+            if let Some((name, handler)) = server.inner.extensions.admitted(method) {
+                let log = match meta.log_level.as_deref().and_then(LogLevel::parse) {
+                    Some(level) => LogFilter::AtLeast(level),
+                    None => LogFilter::Off,
+                };
+                let peer = Peer {
+                    version: v,
+                    client_capabilities: meta.client_capabilities,
+                    out: reply.clone(),
+                    cancel,
+                };
+                let ctx = Context::new(
+                    peer,
+                    Self::progress_token(meta_value),
+                    log,
+                    Asker::None,
+                    server.inner.events.clone(),
+                )
+                .with_principal(principal.cloned());
+                let mut ctx = ctx;
+                ctx.set_request_meta(Some(request_meta.clone()));
+                return custom_work(server, v, name, handler, params, ctx);
+            }
             let method = match method::admit(v, method) {
                 Ok(m) => m,
                 Err(e) => return Admission::Answer(Err(e)),
             };
             // Middleware sees the lists too: they are answered by the handling it wraps.
             if !server.has_middleware() {
-                if let Some(answer) = server.answer_now(v, method, params, Some(request_meta)) {
+                if let Some(answer) = server.answer_now(
+                    v,
+                    method,
+                    params,
+                    Some(request_meta),
+                    principal.map(|p| &**p),
+                ) {
                     return Admission::Answer(answer);
                 }
             }
@@ -154,7 +183,7 @@ impl Connection {
                 out: reply.clone(),
                 cancel,
             };
-            let ctx = Context::new(
+            let mut ctx = Context::new(
                 peer,
                 Self::progress_token(meta_value),
                 log,
@@ -166,6 +195,7 @@ impl Connection {
                 session: None,
                 ends_with: self.tasks_end_with_it.then(|| self.closed.clone()),
             });
+            ctx.set_request_meta(Some(request_meta.clone()));
             // A listen never ends on its own: draining ends it (with its result), or
             // draining would wait the whole grace period for it.
             let ctx = if method == McpMethod::SubscriptionsListen {
@@ -197,12 +227,42 @@ impl Connection {
             }
             (Lifecycle::Initialized(v) | Lifecycle::Operating(v), _) => v,
         };
+        if let Some((name, handler)) = server.inner.extensions.admitted(method) {
+            let peer = Peer {
+                version: v,
+                client_capabilities: lock(&self.state).client_capabilities.clone(),
+                out: reply.clone(),
+                cancel,
+            };
+            let ctx = Context::new(
+                peer,
+                Self::progress_token(wire::member(params, "_meta")),
+                LogFilter::Session(self.log_level.clone()),
+                Asker::None,
+                server.inner.events.clone(),
+            )
+            .with_principal(principal.cloned());
+            let mut ctx = ctx;
+            ctx.set_request_meta(
+                wire::member(params, "_meta").map(|meta| RequestMeta::new(meta.clone(), 0)),
+            );
+            // The handler reads the params without their `_meta` (it has `ctx.meta()`).
+            let params = params.cloned().map(|mut p| {
+                if let Value::Object(p) = &mut p {
+                    p.remove("_meta");
+                }
+                p
+            });
+            return custom_work(server, v, name, handler, params.as_ref(), ctx);
+        }
         let method = match method::admit(v, method) {
             Ok(m) => m,
             Err(e) => return Admission::Answer(Err(e)),
         };
         if !server.has_middleware() {
-            if let Some(answer) = server.answer_now(v, method, params, None) {
+            if let Some(answer) =
+                server.answer_now(v, method, params, None, principal.map(|p| &**p))
+            {
                 return Admission::Answer(answer);
             }
         }
@@ -219,9 +279,10 @@ impl Connection {
                     out: reply.clone(),
                     cancel,
                 };
-                let ctx = Context::new(
+                let sent_meta = wire::member(params, "_meta");
+                let mut ctx = Context::new(
                     peer,
-                    Self::progress_token(wire::member(params, "_meta")),
+                    Self::progress_token(sent_meta),
                     LogFilter::Session(self.log_level.clone()),
                     Asker::Legacy {
                         pending: Arc::clone(&self.pending),
@@ -235,6 +296,11 @@ impl Connection {
                     session: Some(self.out.clone()),
                     ends_with: Some(self.closed.clone()),
                 });
+                // A legacy request's `_meta` stays in its params; the handler gets a copy
+                // (only requests that sent one pay for it).
+                if let Some(meta) = sent_meta {
+                    ctx.set_request_meta(Some(RequestMeta::new(meta.clone(), 0)));
+                }
                 Admission::Handler(v, method, ctx)
             }
         }
@@ -313,13 +379,35 @@ impl Connection {
     }
 }
 
+/// A custom method's handler run as the request's work (see
+/// [`ServerBuilder::custom_method`](crate::ServerBuilder::custom_method)), its result
+/// shaped for revision `v`.
+fn custom_work(
+    server: &Server,
+    v: ProtocolVersion,
+    name: &'static str,
+    handler: std::sync::Arc<crate::server::extensions::CustomFn>,
+    params: Option<&Value>,
+    ctx: Context,
+) -> Admission {
+    let server = server.clone();
+    let params = params.cloned();
+    Admission::Work(
+        name,
+        Box::pin(async move {
+            let result = handler(params, ctx).await?;
+            shape::custom_result(v, server.info(), result)
+        }),
+    )
+}
+
 /// How a request is answered: at once (lifecycle, negotiation, utilities), or by a
 /// handler run as a task at revision `v`.
 pub(super) enum Admission {
     Answer(Result<Encoded, RpcError>),
     Handler(ProtocolVersion, McpMethod, Context),
-    /// Work prepared here, run like a handler (the tasks extension's methods).
-    #[cfg_attr(not(feature = "tasks"), allow(dead_code))]
+    /// Work prepared here, run like a handler (the tasks extension's methods, custom
+    /// methods).
     Work(
         &'static str,
         crate::combine::BoxFuture<'static, Result<Encoded, RpcError>>,

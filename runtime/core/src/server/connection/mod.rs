@@ -20,7 +20,7 @@ use crate::auth::Principal;
 use crate::cancel::{first, CancellationToken, First};
 use crate::combine::{self, BoxFuture};
 use crate::model::LogLevel;
-use crate::observe::{self, Arrival, Transport};
+use crate::observe::{self, TraceContext, Transport};
 use crate::protocol::asks::{Asker, Pending, Round};
 use crate::protocol::lifecycle::Lifecycle;
 use crate::protocol::logging::{LogFilter, SharedLogLevel};
@@ -50,6 +50,43 @@ pub struct Snapshot {
     pub client_capabilities: Value,
     pub log_level: Option<LogLevel>,
     pub subscriptions: BTreeSet<String>,
+}
+
+/// Where a frame came from, beyond its connection: who sent it, what the transport
+/// knows of the request that carried it, and what that request's spans record of it.
+/// Handlers see the first two on their [`Context`] ([`Context::principal`],
+/// [`Context::transport_request`]); the rest goes to the server span (`crate::observe`)
+/// and, for a trace context, to [`Context::remote_trace`]. stdio has none of it but
+/// its transport.
+#[doc(hidden)]
+#[derive(Clone, Default)]
+pub struct RequestOrigin {
+    /// The caller the HTTP transport authenticated (a verified bearer token).
+    pub principal: Option<Arc<Principal>>,
+    /// The transport's own request, type-erased so that the core needs no HTTP types:
+    /// `mcp-runtime-http` puts the HTTP request's head (`http::request::Parts`) here and
+    /// reads it back with its typed accessor.
+    pub transport: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The transport it came on, as the span's network attributes describe it.
+    pub network: Transport,
+    /// The session it belongs to (`Mcp-Session-Id`), filled only while spans are
+    /// recorded (the span records a digest of it).
+    pub session_id: Option<String>,
+    /// The trace context of the transport's own message (the HTTP `traceparent`
+    /// header): a request whose `_meta` has none continues this one.
+    pub trace: Option<TraceContext>,
+}
+
+impl std::fmt::Debug for RequestOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // No session id: it is a credential.
+        f.debug_struct("RequestOrigin")
+            .field("principal", &self.principal)
+            .field("transport", &self.transport.is_some())
+            .field("network", &self.network)
+            .field("trace", &self.trace)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The conversation with one peer. Messages to the peer go to `out`, in order.
@@ -185,40 +222,24 @@ impl Connection {
         frame: Frame,
         reply: &mpsc::Sender<Outgoing>,
     ) -> usize {
-        let arrival = Arrival {
-            transport: Transport::Pipe,
-            ..Arrival::default()
+        let origin = RequestOrigin {
+            network: Transport::Pipe,
+            ..RequestOrigin::default()
         };
-        self.handle_arriving(frame, reply, &arrival).await
+        self.handle_parsed_as(frame, reply, &origin).await
     }
 
-    /// [`Connection::handle_parsed`] for a frame sent by `principal` (an HTTP request
-    /// whose bearer token was verified): its handlers see the principal on their
-    /// `Context`, and a 2026-07-28 `requestState` is bound to it.
+    /// [`Connection::handle_parsed`] for a frame that came from `origin` (an HTTP
+    /// request): its handlers see the principal and the transport's request on their
+    /// `Context`, and a 2026-07-28 `requestState` is bound to the principal.
     #[doc(hidden)]
     pub async fn handle_parsed_as(
         self: &Arc<Self>,
         frame: Frame,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Arc<Principal>>,
+        origin: &RequestOrigin,
     ) -> usize {
-        let arrival = Arrival {
-            principal,
-            ..Arrival::default()
-        };
-        self.handle_arriving(frame, reply, &arrival).await
-    }
-
-    /// [`Connection::handle_parsed_as`] for a frame whose transport said more: its
-    /// principal, the transport, the session, the transport's trace context.
-    #[doc(hidden)]
-    pub async fn handle_arriving(
-        self: &Arc<Self>,
-        frame: Frame,
-        reply: &mpsc::Sender<Outgoing>,
-        arrival: &Arrival<'_>,
-    ) -> usize {
-        match self.start_arriving(frame, reply, arrival).await {
+        match self.start_parsed_as(frame, reply, origin).await {
             // Sent from here: a task would only add a hop on the way to the writer.
             Started::Answer(answer) => {
                 let _ = reply.send(answer).await;
@@ -241,34 +262,18 @@ impl Connection {
         self: &Arc<Self>,
         frame: Frame,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Arc<Principal>>,
-    ) -> Started {
-        let arrival = Arrival {
-            principal,
-            ..Arrival::default()
-        };
-        self.start_arriving(frame, reply, &arrival).await
-    }
-
-    /// [`Connection::start_parsed_as`] for a frame whose transport said more (see
-    /// [`Connection::handle_arriving`]).
-    #[doc(hidden)]
-    pub async fn start_arriving(
-        self: &Arc<Self>,
-        frame: Frame,
-        reply: &mpsc::Sender<Outgoing>,
-        arrival: &Arrival<'_>,
+        origin: &RequestOrigin,
     ) -> Started {
         match frame {
             Frame::Single(Err(invalid)) => {
                 Started::Answer(wire::error_response(invalid.id.as_ref(), &invalid.error))
             }
-            Frame::Single(Ok(message)) => match self.dispatch(message, reply, arrival) {
+            Frame::Single(Ok(message)) => match self.dispatch(message, reply, origin) {
                 Dispatched::Ready(answer) => Started::Answer(answer),
                 Dispatched::Task(task) => Started::Handler(task),
                 Dispatched::Nothing => Started::Sent(0),
             },
-            Frame::Batch(items) => Started::Sent(self.handle_batch(items, reply, arrival).await),
+            Frame::Batch(items) => Started::Sent(self.handle_batch(items, reply, origin).await),
         }
     }
 
@@ -276,7 +281,7 @@ impl Connection {
         self: &Arc<Self>,
         items: Vec<Result<Message, Invalid>>,
         reply: &mpsc::Sender<Outgoing>,
-        arrival: &Arrival<'_>,
+        origin: &RequestOrigin,
     ) -> usize {
         let batching = self.version().is_some_and(|v| v.features().batching);
         if !batching {
@@ -294,7 +299,7 @@ impl Connection {
                     invalid.id.as_ref(),
                     &invalid.error,
                 ))),
-                Ok(message) => match self.dispatch(message, reply, arrival) {
+                Ok(message) => match self.dispatch(message, reply, origin) {
                     Dispatched::Ready(answer) => {
                         tasks.push(ready(answer));
                     }
@@ -329,13 +334,13 @@ impl Connection {
         self: &Arc<Self>,
         message: Message,
         reply: &mpsc::Sender<Outgoing>,
-        arrival: &Arrival<'_>,
+        origin: &RequestOrigin,
     ) -> Dispatched {
-        let principal = arrival.principal;
+        let principal = origin.principal.as_ref();
         match message {
             Message::Notification { method, params } => {
                 let span =
-                    observe::server_span(&method, None, params.as_ref(), None, arrival, || {
+                    observe::server_span(&method, None, params.as_ref(), None, origin, || {
                         self.version().map(|v| v.as_str().to_owned())
                     });
                 let _in_span = span.enter();
@@ -360,7 +365,7 @@ impl Connection {
                     Some(&id),
                     params.as_ref(),
                     meta_value,
-                    arrival,
+                    origin,
                     || match self.version() {
                         Some(v) => Some(v.as_str().to_owned()),
                         // A modern request names its revision.
@@ -384,8 +389,8 @@ impl Connection {
                     .as_ref()
                     .map(RequestMeta::value)
                     .or_else(|| wire::member(params.as_ref(), "_meta"))
-                    .and_then(observe::TraceContext::from_meta)
-                    .or_else(|| arrival.transport_trace.cloned());
+                    .and_then(TraceContext::from_meta)
+                    .or_else(|| origin.trace.clone());
                 let (params, meta) = self.modern_meta(params, meta);
                 let token = CancellationToken::new();
                 let is_initialize = method == McpMethod::Initialize.name();
@@ -404,7 +409,7 @@ impl Connection {
                         // place among the requests in flight.
                         match &outcome {
                             Err(error) => observe::record_error(&span, error),
-                            Ok(_) if is_initialize => self.session_began(arrival.transport, &span),
+                            Ok(_) if is_initialize => self.session_began(origin.network, &span),
                             Ok(_) => {}
                         }
                         let answer = match outcome {
@@ -417,7 +422,7 @@ impl Connection {
                         v,
                         m,
                         ctx.with_request_id(id.clone())
-                            .with_principal(principal.cloned())
+                            .with_origin(origin)
                             .with_remote_trace(remote_trace),
                     ),
                     Admission::Work(method, work) => Work::Given(method, work),
