@@ -274,7 +274,10 @@ pub(super) async fn initialize(
         Some(shared) => Connection::new_replica(state.server.clone(), tx, &shared.replica),
     };
     let origin = caller.origin(Some(parts));
-    let rules = state.stream_rules();
+    let mut rules = state.stream_rules();
+    // Answered as JSON however long it takes (middleware may run before it): whether a
+    // session opens is known only from its outcome, and its id goes in this answer.
+    rules.stream_after = None;
     let response = dispatch(&conn, frame, None, None, origin, None, rules).await;
     if conn.version().is_none() {
         // initialize failed: no session.

@@ -1,14 +1,18 @@
 //! Middleware: the author's own layer around every request the server handles at a known
 //! revision (tools, resources, prompts, completion, the lists, `ping`, `server/discover`,
-//! tasks). It sees the request's method, target, revision, principal and `_meta`; it may
-//! answer on its own (a rate limit's error, a cached result) or pass the request on with
-//! [`Next::run`], and it sees the outcome.
+//! tasks, and the session's bookkeeping: `initialize`, `logging/setLevel`,
+//! `resources/subscribe|unsubscribe`). It sees the request's method, target, revision,
+//! principal and `_meta`; it may answer on its own (a rate limit's error, a cached result)
+//! or pass the request on with [`Next::run`], and it sees the outcome.
 //!
-//! The protocol's own bookkeeping is answered before any middleware runs: `initialize`,
-//! `logging/setLevel`, `resources/subscribe|unsubscribe`, and the errors of admission (an
-//! unsupported revision, an unknown method, a request before `initialize`). Middleware
-//! runs inside the request's span, within its timeout and its cancellation; a middleware
-//! that panics is answered `-32603` like a handler that does.
+//! A bookkeeping request changes the session only when the middleware passes it on: a
+//! refused `initialize` opens no session, a refused `logging/setLevel` leaves the level
+//! as it was. `initialize` is seen at the revision it negotiates. What admission refuses
+//! is answered before any middleware runs: an `initialize` with no revision in common, an
+//! unsupported revision, an unknown method, a request before `initialize` (none of them
+//! has a revision to report). Middleware runs inside the request's span, within its
+//! timeout and its cancellation; a middleware that panics is answered `-32603` like a
+//! handler that does.
 
 use std::sync::Arc;
 

@@ -208,7 +208,15 @@ impl Connection {
         let lifecycle = lock(&self.state).lifecycle;
         let v = match (lifecycle, McpMethod::from_name(method)) {
             (Lifecycle::New, Some(McpMethod::Initialize)) => {
-                return Admission::Answer(self.initialize(params))
+                if !server.has_middleware() {
+                    return Admission::Answer(self.initialize(params));
+                }
+                // Middleware sees it at the revision it negotiates; one that cannot be
+                // negotiated has none, and is refused here.
+                return match version::negotiate_initialize(params, server.versions()) {
+                    Ok(v) => Admission::Bookkeeping(v, McpMethod::Initialize),
+                    Err(e) => Admission::Answer(Err(e)),
+                };
             }
             (_, Some(McpMethod::Initialize)) => {
                 return Admission::Answer(Err(RpcError::new(
@@ -267,6 +275,11 @@ impl Connection {
             }
         }
         match method {
+            McpMethod::SetLevel | McpMethod::Subscribe | McpMethod::Unsubscribe
+                if server.has_middleware() =>
+            {
+                Admission::Bookkeeping(v, method)
+            }
             McpMethod::SetLevel => Admission::Answer(self.set_level(v, params)),
             McpMethod::Subscribe | McpMethod::Unsubscribe => {
                 Admission::Answer(self.subscription(v, method, params))
@@ -303,6 +316,20 @@ impl Connection {
                 }
                 Admission::Handler(v, method, ctx)
             }
+        }
+    }
+
+    /// Runs a request the connection answers itself (see [`Admission::Bookkeeping`]).
+    pub(super) fn bookkeeping(
+        &self,
+        v: ProtocolVersion,
+        method: McpMethod,
+        params: Option<&Value>,
+    ) -> Result<Encoded, RpcError> {
+        match method {
+            McpMethod::Initialize => self.initialize(params),
+            McpMethod::SetLevel => self.set_level(v, params),
+            _ => self.subscription(v, method, params),
         }
     }
 
@@ -367,6 +394,14 @@ impl Connection {
             )
         })?;
         let mut state = lock(&self.state);
+        // Checked again here: with middleware, two `initialize` requests may both have
+        // been admitted before either ran.
+        if state.lifecycle != Lifecycle::New {
+            return Err(RpcError::new(
+                ErrorCode::INVALID_REQUEST,
+                "Invalid Request: initialize was already received",
+            ));
+        }
         state.client_capabilities = Arc::new(
             params
                 .and_then(|p| p.get("capabilities"))
@@ -406,6 +441,11 @@ fn custom_work(
 pub(super) enum Admission {
     Answer(Result<Encoded, RpcError>),
     Handler(ProtocolVersion, McpMethod, Context),
+    /// A request the connection answers itself (`initialize`, `logging/setLevel`,
+    /// `resources/subscribe|unsubscribe`) at revision `v`, while middleware is
+    /// installed: run through it like a handler, so that the session changes only if the
+    /// middleware passes it on (its refusal leaves the session as it was).
+    Bookkeeping(ProtocolVersion, McpMethod),
     /// Work prepared here, run like a handler (the tasks extension's methods, custom
     /// methods).
     Work(

@@ -426,6 +426,7 @@ impl Connection {
                             .with_remote_trace(remote_trace),
                     ),
                     Admission::Work(method, work) => Work::Given(method, work),
+                    Admission::Bookkeeping(v, method) => Work::Bookkeeping(v, method),
                 };
                 {
                     // Checked again with the insertion: HTTP session POSTs are handled
@@ -438,7 +439,7 @@ impl Connection {
                 }
                 let wrapped = self.server.has_middleware().then(|| {
                     let version = match &admitted {
-                        Work::Handler(v, ..) => Some(*v),
+                        Work::Handler(v, ..) | Work::Bookkeeping(v, _) => Some(*v),
                         Work::Given(..) => self.version(),
                     };
                     let target = ["name", "uri"]
@@ -452,6 +453,7 @@ impl Connection {
                         .or_else(|| wire::member(params.as_ref(), "_meta").cloned());
                     (version, target, sent_meta, principal.cloned())
                 });
+                let network = origin.network;
                 let conn = Arc::clone(self);
                 Dispatched::Task(Box::pin(async move {
                     let server = conn.server.clone();
@@ -464,6 +466,14 @@ impl Connection {
                             (method.name(), work)
                         }
                         Work::Given(method, work) => (method, work),
+                        Work::Bookkeeping(v, method) => {
+                            let conn = Arc::clone(&conn);
+                            let work: BoxFuture<'static, _> =
+                                Box::pin(
+                                    async move { conn.bookkeeping(v, method, params.as_ref()) },
+                                );
+                            (method.name(), work)
+                        }
                     };
                     let work = match wrapped {
                         Some((Some(version), target, meta, principal)) => {
@@ -503,7 +513,12 @@ impl Connection {
                     };
                     let _in_span = span.enter();
                     Some(match outcome {
-                        Ok(Ok(Ok(result))) => wire::result_response(&id, result),
+                        Ok(Ok(Ok(result))) => {
+                            if is_initialize {
+                                conn.session_began(network, &span);
+                            }
+                            wire::result_response(&id, result)
+                        }
                         Ok(Ok(Err(error))) => {
                             observe::record_error(&span, &error);
                             wire::error_response(Some(&id), &error)
@@ -651,6 +666,8 @@ impl Drop for Connection {
 #[allow(clippy::large_enum_variant)]
 enum Work {
     Handler(ProtocolVersion, McpMethod, Context),
+    /// See [`Admission::Bookkeeping`].
+    Bookkeeping(ProtocolVersion, McpMethod),
     Given(&'static str, BoxFuture<'static, Result<Encoded, RpcError>>),
 }
 
