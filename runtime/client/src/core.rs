@@ -81,6 +81,21 @@ pub(crate) struct Core {
     /// Held while a new legacy session replaces one the server ended (one renewal for
     /// every request that saw the 404).
     pub(crate) renewing: tokio::sync::Mutex<()>,
+    /// When the current legacy session began (its `initialize` answered) and at what
+    /// revision: its end is reported for `mcp.client.session.duration`.
+    session_began: Mutex<Option<(std::time::Instant, ProtocolVersion)>>,
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        // A client dropped without `close`, its link still open: its session ends here.
+        let session = self
+            .session_began
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        self.report_session(session);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -112,6 +127,7 @@ impl Core {
             closed: Mutex::new(None),
             modern_meta: Mutex::new(HashMap::new()),
             renewing: tokio::sync::Mutex::new(()),
+            session_began: Mutex::new(None),
         });
         tokio::spawn(read(Arc::downgrade(&core), incoming));
         core
@@ -445,7 +461,37 @@ impl Core {
         self.link.close().await;
     }
 
+    /// Notes that a legacy session began at revision `v`; one it replaces (the server
+    /// ended it) is reported ended.
+    pub(crate) fn session_began(&self, v: ProtocolVersion) {
+        let previous = lock(&self.session_began).replace((std::time::Instant::now(), v));
+        self.report_session(previous);
+    }
+
+    /// Reports a session's end (`mcp.client.session.duration`), as the conventions
+    /// describe it: its revision and its transport.
+    fn report_session(&self, session: Option<(std::time::Instant, ProtocolVersion)>) {
+        let Some((began, v)) = session else {
+            return;
+        };
+        let transport = match self.kind {
+            LinkKind::Stdio => observe::Transport::Pipe,
+            LinkKind::StreamableHttp | LinkKind::LegacySse => observe::Transport::Http {
+                version: "1.1",
+                peer: None,
+            },
+        };
+        observe::session_ended(
+            observe::CLIENT_SESSION_EVENT,
+            began.elapsed(),
+            Some(v.as_str()),
+            transport,
+        );
+    }
+
     fn mark_closed(&self, why: &str) {
+        let session = lock(&self.session_began).take();
+        self.report_session(session);
         {
             let mut closed = lock(&self.closed);
             if closed.is_none() {

@@ -13,6 +13,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use mcp_runtime::model::Implementation;
+use mcp_runtime::protocol::version::Era;
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime_client::Client;
 use mcp_runtime_otel::{ExportConfig, DURATION_BOUNDARIES};
@@ -539,6 +540,19 @@ async fn one_trace_through_the_bridge(downstream: Downstream, version: &str) {
         &[("mcp.method.name", "tools/call")],
     )
     .await;
+    if version.era() == Era::Legacy {
+        // The test's client closed its legacy session: its length, as the client saw it.
+        wait_for_point(
+            &receiver,
+            "test-client",
+            "mcp.client.session.duration",
+            &[
+                ("mcp.protocol.version", version.as_str()),
+                ("network.transport", transport),
+            ],
+        )
+        .await;
+    }
 }
 
 /// The span `name` of `service` in `trace` of `kind`.
