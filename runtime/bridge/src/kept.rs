@@ -220,27 +220,33 @@ impl KeptCalls {
             // The call may wait on the client's rounds; [`KEPT_FOR`] bounds each.
             .timeout(Duration::ZERO);
         let (client, serial) = (client.clone(), serial.cloned());
-        tokio::spawn(async move {
-            let _turn = match serial {
-                Some(lock) => Some(lock.write_owned().await),
-                None => None,
-            };
-            let answer = match request {
-                KeptRequest::CallTool { name, args } => client
-                    .call_tool_with(&name, Value::Object(args), options)
-                    .await
-                    .map(Answer::Tool),
-                KeptRequest::ReadResource { uri } => client
-                    .read_resource_with(&uri, options)
-                    .await
-                    .map(Answer::Resource),
-                KeptRequest::GetPrompt { name, args } => client
-                    .get_prompt_with(&name, args, options)
-                    .await
-                    .map(Answer::Prompt),
-            };
-            let _ = tx.send(Upcall::Done(answer));
-        });
+        // In the span of the request that started it: its upstream span is that one's
+        // child, though it runs on across the client's rounds.
+        let span = tracing::Span::current();
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                let _turn = match serial {
+                    Some(lock) => Some(lock.write_owned().await),
+                    None => None,
+                };
+                let answer = match request {
+                    KeptRequest::CallTool { name, args } => client
+                        .call_tool_with(&name, Value::Object(args), options)
+                        .await
+                        .map(Answer::Tool),
+                    KeptRequest::ReadResource { uri } => client
+                        .read_resource_with(&uri, options)
+                        .await
+                        .map(Answer::Resource),
+                    KeptRequest::GetPrompt { name, args } => client
+                        .get_prompt_with(&name, args, options)
+                        .await
+                        .map(Answer::Prompt),
+                };
+                let _ = tx.send(Upcall::Done(answer));
+            },
+            span,
+        ));
         rx
     }
 }

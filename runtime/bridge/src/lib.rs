@@ -231,12 +231,17 @@ impl Link {
 /// The options a forwarded request of `ctx`'s client starts from: a 2026-07-28 upstream
 /// sees the capabilities that client declared.
 fn upstream_options(ctx: &Context) -> RequestOptions {
-    let options = RequestOptions::new().client_capabilities(ctx.client_capabilities().clone());
+    let mut options = RequestOptions::new().client_capabilities(ctx.client_capabilities().clone());
     // The downstream request's `_meta` goes on upstream (the protocol's own keys aside).
-    match passed_meta(ctx) {
-        Some(meta) => options.meta(meta),
-        None => options,
+    if let Some(meta) = passed_meta(ctx) {
+        options = options.meta(meta);
     }
+    // Without a tracing backend the trace passes through as it came; with one, the
+    // upstream request's span (a child of this request's) is the parent sent on.
+    if let Some(trace) = ctx.remote_trace() {
+        options = options.trace_context(trace.clone());
+    }
+    options
 }
 
 /// Whether the downstream client of `ctx` can be asked anything the upstream server may
@@ -727,7 +732,12 @@ pub async fn main() {
                 .exit()
         }
     };
-    if let Err(message) = run(cli, upstream).await {
+    // Exports when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (mcp-runtime-otel); flushed
+    // before the process exits.
+    let telemetry = mcp_runtime_otel::init("mcp-bridge");
+    let outcome = run(cli, upstream).await;
+    telemetry.shutdown();
+    if let Err(message) = outcome {
         eprintln!("mcp-bridge: {message}");
         std::process::exit(1);
     }

@@ -17,6 +17,7 @@ use super::link::{Incoming, Link, LinkKind, Outbound, OutboundKind};
 use super::notification::Notification;
 use super::{headers, shape, RequestOptions, ServerInfo};
 use mcp_runtime::model::{Implementation, LogLevel};
+use mcp_runtime::observe;
 use mcp_runtime::protocol::method::McpMethod;
 use mcp_runtime::protocol::version::{
     Era, ProtocolVersion, VersionSet, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
@@ -86,6 +87,21 @@ pub(crate) struct Core {
     /// Held while a new legacy session replaces one the server ended (one renewal for
     /// every request that saw the 404).
     pub(crate) renewing: tokio::sync::Mutex<()>,
+    /// When the current legacy session began (its `initialize` answered) and at what
+    /// revision: its end is reported for `mcp.client.session.duration`.
+    session_began: Mutex<Option<(std::time::Instant, ProtocolVersion)>>,
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        // A client dropped without `close`, its link still open: its session ends here.
+        let session = self
+            .session_began
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        self.report_session(session);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -119,6 +135,7 @@ impl Core {
             closed: Mutex::new(None),
             modern_meta: Mutex::new(HashMap::new()),
             renewing: tokio::sync::Mutex::new(()),
+            session_began: Mutex::new(None),
         });
         tokio::spawn(read(Arc::downgrade(&core), incoming));
         core
@@ -244,8 +261,58 @@ impl Core {
     /// Sends request `method` at revision `v` and waits for its answer (the raw result).
     /// The params get what `v` requires (`_meta` in 2026-07-28, a progress token when
     /// `options` listens to progress) and are projected through `v`'s params type.
+    /// Runs in a client span by the MCP conventions, whose trace context the request
+    /// carries in its `_meta`.
     pub(crate) async fn request(
         self: &Arc<Self>,
+        v: ProtocolVersion,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let span = observe::client_span(
+            method,
+            Some(&params),
+            Some(v.as_str()),
+            None,
+            self.transport(),
+        );
+        let outcome = tracing::Instrument::instrument(
+            self.request_in(&span, v, method, params, options),
+            span.clone(),
+        )
+        .await;
+        if !span.is_disabled() {
+            match &outcome {
+                Err(e) => match e.rpc() {
+                    Some(rpc) => observe::record_error(&span, rpc),
+                    None => observe::record_failure(&span, failure_kind(e.kind())),
+                },
+                Ok(result) if method == "tools/call" => {
+                    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+                        observe::record_tool_error(&span);
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+        outcome
+    }
+
+    /// The transport as the conventions' attributes describe it.
+    fn transport(&self) -> observe::Transport {
+        match self.kind {
+            LinkKind::Stdio => observe::Transport::Pipe,
+            LinkKind::StreamableHttp | LinkKind::LegacySse => observe::Transport::Http {
+                version: "1.1",
+                peer: None,
+            },
+        }
+    }
+
+    async fn request_in(
+        self: &Arc<Self>,
+        span: &tracing::Span,
         v: ProtocolVersion,
         method: &str,
         mut params: Map<String, Value>,
@@ -253,6 +320,7 @@ impl Core {
     ) -> Result<Value, ClientError> {
         self.check_open()?;
         let id = self.next_id();
+        observe::record_request_id(span, &id);
         let mcp_method = McpMethod::from_name(method);
         let mut progress_key = None;
         {
@@ -274,6 +342,7 @@ impl Core {
                         );
                     }
                 }
+
                 if let Some(on_progress) = &options.on_progress {
                     let token = json!(format!("progress-{id}"));
                     let key = token.to_string();
@@ -300,6 +369,12 @@ impl Core {
                     return Err(e);
                 }
             },
+            None => params,
+        };
+        // Written after the projection: W3C trace context is `_meta`'s in every revision
+        // (SEP-414 reserves its keys), though a revision's `_meta` type may not name them.
+        let params = match observe::context_to_send(span, options.trace.as_ref()) {
+            Some(trace) => with_trace(params, &trace),
             None => params,
         };
         let http_headers = if self.kind == LinkKind::StreamableHttp && v.era() == Era::Modern {
@@ -394,7 +469,37 @@ impl Core {
         self.link.close().await;
     }
 
+    /// Notes that a legacy session began at revision `v`; one it replaces (the server
+    /// ended it) is reported ended.
+    pub(crate) fn session_began(&self, v: ProtocolVersion) {
+        let previous = lock(&self.session_began).replace((std::time::Instant::now(), v));
+        self.report_session(previous);
+    }
+
+    /// Reports a session's end (`mcp.client.session.duration`), as the conventions
+    /// describe it: its revision and its transport.
+    fn report_session(&self, session: Option<(std::time::Instant, ProtocolVersion)>) {
+        let Some((began, v)) = session else {
+            return;
+        };
+        let transport = match self.kind {
+            LinkKind::Stdio => observe::Transport::Pipe,
+            LinkKind::StreamableHttp | LinkKind::LegacySse => observe::Transport::Http {
+                version: "1.1",
+                peer: None,
+            },
+        };
+        observe::session_ended(
+            observe::CLIENT_SESSION_EVENT,
+            began.elapsed(),
+            Some(v.as_str()),
+            transport,
+        );
+    }
+
     fn mark_closed(&self, why: &str) {
+        let session = lock(&self.session_began).take();
+        self.report_session(session);
         {
             let mut closed = lock(&self.closed);
             if closed.is_none() {
@@ -568,6 +673,32 @@ impl Drop for Pending<'_> {
                 .notify(v, "notifications/cancelled", Some(params))
                 .await;
         });
+    }
+}
+
+/// `params` with `trace` in its `_meta` (made if absent).
+fn with_trace(mut params: Value, trace: &observe::TraceContext) -> Value {
+    if let Value::Object(members) = &mut params {
+        let meta = members
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            trace.write_meta(meta);
+        }
+    }
+    params
+}
+
+/// `error.type` of a request that got no answer.
+fn failure_kind(kind: ClientErrorKind) -> &'static str {
+    match kind {
+        ClientErrorKind::Timeout => "timeout",
+        ClientErrorKind::Cancelled => "cancelled",
+        ClientErrorKind::Transport => "transport",
+        ClientErrorKind::Closed => "closed",
+        ClientErrorKind::InvalidResult => "invalid_result",
+        ClientErrorKind::Unauthorized => "unauthorized",
+        _ => "_OTHER",
     }
 }
 

@@ -177,6 +177,7 @@ pub struct RequestOptions {
     pub(crate) on_progress: Option<ProgressFn>,
     pub(crate) handlers: Option<ClientHandlers>,
     pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) trace: Option<mcp_runtime::observe::TraceContext>,
     pub(crate) capabilities: Option<Value>,
 }
 
@@ -187,6 +188,7 @@ impl std::fmt::Debug for RequestOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("handlers", &self.handlers)
             .field("meta", &self.meta)
+            .field("trace", &self.trace)
             .field("capabilities", &self.capabilities)
             .finish()
     }
@@ -196,6 +198,16 @@ impl RequestOptions {
     /// The client's defaults.
     pub fn new() -> RequestOptions {
         RequestOptions::default()
+    }
+
+    /// The trace this request continues when no tracing backend gives its span a context
+    /// of its own (`mcp_runtime::observe::TraceBridge`): a bridge passes on the context
+    /// its own request arrived with, so that the trace is not cut where nothing exports.
+    /// Written into the request's `_meta` (`traceparent`, `tracestate`, `baggage`).
+    #[must_use]
+    pub fn trace_context(mut self, context: mcp_runtime::observe::TraceContext) -> Self {
+        self.trace = Some(context);
+        self
     }
 
     /// How long to wait for the answer (`Duration::ZERO`: forever). When it passes the

@@ -266,6 +266,7 @@ pub(crate) async fn initialize(
     };
     core.set_server(info.clone());
     core.link().session_opened(v);
+    core.session_began(v);
     core.notify(v, McpMethod::Initialized.name(), None).await?;
     core.link().listen().await;
     Ok(info)

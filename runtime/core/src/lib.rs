@@ -34,6 +34,7 @@ pub mod cancel;
 #[doc(hidden)]
 pub mod combine;
 pub mod model;
+pub mod observe;
 mod primitives;
 #[doc(hidden)]
 pub mod protocol;
@@ -59,6 +60,7 @@ pub use server::context::Context;
 #[cfg(feature = "typed-tools")]
 #[cfg_attr(docsrs, doc(cfg(feature = "typed-tools")))]
 pub use server::elicit_schema::elicitation_schema;
+pub use server::middleware;
 pub use server::{
     BoxFuture, CompletionRequest, IntoPromptResult, IntoResourceContents, IntoToolResult, Limits,
     ListKind, Listing, Server, ServerBuilder, ServerEvent, ToolError,

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::auth::{ResourceServer, VerifyError};
 use mcp_runtime::auth::Principal;
+use mcp_runtime::observe::{self, TraceContext, Transport};
 use mcp_runtime::protocol::method::McpMethod;
 use mcp_runtime::wire::{Frame, Message};
 
@@ -23,6 +24,11 @@ pub(crate) struct Caller {
     principal: Option<Arc<Principal>>,
     verified_by: Option<Arc<ResourceServer>>,
 }
+
+/// The peer's address, put into a request's extensions by the server's accept loop while
+/// spans are recorded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PeerAddr(pub(crate) std::net::SocketAddr);
 
 impl Caller {
     pub(crate) fn principal(&self) -> Option<&Arc<Principal>> {
@@ -45,16 +51,45 @@ impl Caller {
     }
 
     /// What a handler serving this caller's request sees of it: the principal, and the
-    /// HTTP request's head (`transport`), when there is one.
+    /// HTTP request's head (`transport`), when there is one; and, only while someone
+    /// records spans (`mcp_runtime::observe`), what the request's span says of its
+    /// transport: the HTTP version, the peer, the session, the `traceparent` header.
     pub(crate) fn origin(
         &self,
         transport: Option<Arc<axum::http::request::Parts>>,
     ) -> mcp_runtime::server::connection::RequestOrigin {
         let mut origin = mcp_runtime::server::connection::RequestOrigin::default();
         origin.principal.clone_from(&self.principal);
+        if let Some(parts) = transport.as_deref() {
+            if observe::spans_enabled() {
+                observed(parts, &mut origin);
+            }
+        }
         origin.transport = transport.map(|parts| parts as Arc<dyn std::any::Any + Send + Sync>);
         origin
     }
+}
+
+/// Fills in what the spans of the request `parts` is the head of record of its transport.
+fn observed(
+    parts: &axum::http::request::Parts,
+    origin: &mut mcp_runtime::server::connection::RequestOrigin,
+) {
+    let version = match parts.version {
+        axum::http::Version::HTTP_10 => "1.0",
+        axum::http::Version::HTTP_2 => "2",
+        axum::http::Version::HTTP_3 => "3",
+        _ => "1.1",
+    };
+    let text = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    origin.network = Transport::Http {
+        version,
+        peer: parts.extensions.get::<PeerAddr>().map(|p| p.0),
+    };
+    origin.session_id = text(mcp_runtime::protocol::http_headers::SESSION_ID).map(str::to_owned);
+    origin.trace = text(observe::TRACEPARENT).and_then(|parent| {
+        TraceContext::from_headers(parent, text(observe::TRACESTATE), text(observe::BAGGAGE))
+    });
 }
 
 /// The caller of a request to an MCP route, which every such handler asks first.

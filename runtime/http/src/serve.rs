@@ -43,8 +43,8 @@ pub(super) async fn serve(
             accepted = listener.accept() => accepted,
             () = stop.clone().cancelled_owned() => break,
         };
-        let tcp = match accepted {
-            Ok((tcp, _)) => tcp,
+        let (tcp, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(e) if is_connection_error(&e) => continue,
             Err(e) => {
                 // Out of file descriptors, say: wait instead of spinning (as axum does).
@@ -73,7 +73,12 @@ pub(super) async fn serve(
                         .size_hint()
                         .exact()
                         .is_some_and(|length| length <= limit);
-                let request = request.map(Body::new);
+                let mut request = request.map(Body::new);
+                if mcp_runtime::observe::spans_enabled() {
+                    request
+                        .extensions_mut()
+                        .insert(crate::authorize::PeerAddr(peer));
+                }
                 let (router, state) = (router.clone(), Arc::clone(&state));
                 async move {
                     if direct {

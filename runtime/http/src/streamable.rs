@@ -173,7 +173,11 @@ pub(super) async fn post_mcp(
         }
     };
     let header_version = header_str(headers, http_headers::PROTOCOL_VERSION);
-    let has_meta = probe.meta.is_some();
+    // A legacy `initialize` may carry `_meta` too (W3C trace context, SEP-414): only a
+    // modern `_meta` (naming its revision) makes it a stateless request.
+    let legacy_initialize = probe.method == McpMethod::Initialize.name()
+        && !mcp_runtime::protocol::version::meta_is_modern(probe.meta);
+    let has_meta = probe.meta.is_some() && !legacy_initialize;
     let header_is_legacy = header_version
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == Era::Legacy);
@@ -270,7 +274,10 @@ pub(super) async fn initialize(
         Some(shared) => Connection::new_replica(state.server.clone(), tx, &shared.replica),
     };
     let origin = caller.origin(Some(parts));
-    let rules = state.stream_rules();
+    let mut rules = state.stream_rules();
+    // Answered as JSON however long it takes (middleware may run before it): whether a
+    // session opens is known only from its outcome, and its id goes in this answer.
+    rules.stream_after = None;
     let response = dispatch(&conn, frame, None, None, origin, None, rules).await;
     if conn.version().is_none() {
         // initialize failed: no session.

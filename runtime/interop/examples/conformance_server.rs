@@ -545,10 +545,9 @@ async fn resource_server(
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .init();
+    // Logs to stderr as `RUST_LOG` says; exports over OTLP when
+    // `OTEL_EXPORTER_OTLP_ENDPOINT` is set (flushed when this is dropped).
+    let telemetry = mcp_runtime_otel::init("conformance_server");
     let args: Vec<String> = std::env::args().skip(1).collect();
     // On SIGTERM/SIGINT: stop reading or accepting, give running requests
     // `Limits::shutdown_grace` (5 s) to finish, cancel the rest, exit 0.
@@ -612,6 +611,8 @@ async fn main() -> std::io::Result<()> {
         (Some(addr), false) => serve_http(addr, issuer, redis, &scopes).await,
         _ => usage(),
     };
+    // Exported before the process exits (it does not wait for the runtime).
+    telemetry.shutdown();
     match result {
         // stdin may still be open (a signal ended the session): tokio's stdin reader
         // thread cannot be interrupted, so leave without waiting for the runtime.

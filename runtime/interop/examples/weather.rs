@@ -117,5 +117,7 @@ fn weather_server() -> Server {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    // Exports over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+    let _telemetry = mcp_runtime_otel::init("weather");
     transport::run(weather_server(), Transport::from_args()).await
 }

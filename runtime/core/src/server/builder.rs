@@ -50,6 +50,7 @@ pub struct ServerBuilder {
     task_options: Option<super::tasks::TaskOptions>,
     #[cfg(feature = "tasks")]
     task_store: Option<Arc<dyn super::tasks::TaskStore>>,
+    middleware: Vec<Arc<dyn super::middleware::Middleware>>,
     extensions: BTreeMap<String, Value>,
     custom_methods: HashMap<&'static str, super::extensions::CustomMethod>,
 }
@@ -76,6 +77,7 @@ impl Server {
             task_options: None,
             #[cfg(feature = "tasks")]
             task_store: None,
+            middleware: Vec::new(),
             extensions: BTreeMap::new(),
             custom_methods: HashMap::new(),
         }
@@ -501,6 +503,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Wraps request handling in `middleware` (an audit log, a rate limit, a cache; see
+    /// [`crate::middleware`]). Called more than once, the first one added is the
+    /// outermost: it sees each request first and its outcome last.
+    pub fn middleware(mut self, middleware: impl super::middleware::Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Server {
         let (events, _) = broadcast::channel(64);
@@ -548,6 +558,7 @@ impl ServerBuilder {
                 offers_tasks,
                 #[cfg(feature = "tasks")]
                 tasks,
+                middleware: self.middleware.into(),
             }),
         }
     }

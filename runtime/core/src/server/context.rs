@@ -68,6 +68,9 @@ pub struct Context {
     draining: Option<(CancellationToken, Option<CancellationToken>)>,
     events: broadcast::Sender<ServerEvent>,
     principal: Option<Arc<Principal>>,
+    /// The trace context the request arrived with (`params._meta`, else the HTTP
+    /// `traceparent` header).
+    remote_trace: Option<Arc<crate::observe::TraceContext>>,
     /// What the transport attached to the request that carried this one (over HTTP, the
     /// request's head); see [`Context::transport_request`].
     transport_request: Option<Arc<dyn Any + Send + Sync>>,
@@ -110,6 +113,7 @@ impl Context {
             draining: None,
             events,
             principal: None,
+            remote_trace: None,
             transport_request: None,
             #[cfg(feature = "tasks")]
             task: None,
@@ -244,6 +248,23 @@ impl Context {
     pub(crate) fn with_principal(mut self, principal: Option<Arc<Principal>>) -> Context {
         self.principal = principal;
         self
+    }
+
+    /// Gives the request the trace context it arrived with.
+    pub(crate) fn with_remote_trace(
+        mut self,
+        remote: Option<crate::observe::TraceContext>,
+    ) -> Context {
+        self.remote_trace = remote.map(Arc::new);
+        self
+    }
+
+    /// The W3C trace context this request arrived with (`params._meta`'s `traceparent`,
+    /// `tracestate` and `baggage`, else the HTTP `traceparent` header): what a handler
+    /// that calls another MCP server passes on when no tracing backend is installed (with
+    /// one, the request's span is the parent of whatever the handler starts).
+    pub fn remote_trace(&self) -> Option<&crate::observe::TraceContext> {
+        self.remote_trace.as_deref()
     }
 
     /// What the transport that carried this request attached to it, when it is a `T`.

@@ -12,6 +12,7 @@ pub(crate) mod extensions;
 mod handler;
 mod handler_output;
 mod listen;
+pub mod middleware;
 mod registry;
 mod router;
 #[cfg(feature = "tasks")]
@@ -176,6 +177,8 @@ pub(crate) struct Inner {
     /// The tasks and where their state lives.
     #[cfg(feature = "tasks")]
     tasks: Arc<tasks::Tasks>,
+    /// The author's middleware, outermost first (empty: requests go straight to handling).
+    pub(crate) middleware: Arc<[Arc<dyn middleware::Middleware>]>,
 }
 
 /// A multi-revision MCP server. Cheap to clone; build it with [`Server::builder`].
@@ -660,4 +663,21 @@ fn lock_interest(
 ) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
     // Nothing panics while holding it; the counts survive if something did.
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Whether an encoded result is a tool result with `isError: true` (read only where an
+/// outcome is inspected: middleware asking).
+pub(crate) fn result_is_tool_error(json: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(json)
+        .ok()
+        .and_then(|v| v.get("isError").and_then(Value::as_bool))
+        .unwrap_or(false)
+}
+
+impl Server {
+    /// Whether middleware wraps the requests.
+    #[inline]
+    pub(crate) fn has_middleware(&self) -> bool {
+        !self.inner.middleware.is_empty()
+    }
 }

@@ -424,7 +424,11 @@ impl Server {
                 {
                     return Ok(answer);
                 }
-                shape::tool_result(v, info, result?)
+                let result = result?;
+                if result.is_error {
+                    crate::observe::record_tool_error(&tracing::Span::current());
+                }
+                shape::tool_result(v, info, result)
             }
             McpMethod::ReadResource => {
                 self.require("resources", method)?;

@@ -20,6 +20,7 @@ pub mod browser;
 pub mod frames;
 pub mod front;
 pub mod http;
+pub mod otlp;
 pub mod patience;
 pub mod pinned;
 pub mod process;

@@ -153,14 +153,17 @@ impl Connection {
                 Ok(m) => m,
                 Err(e) => return Admission::Answer(Err(e)),
             };
-            if let Some(answer) = server.answer_now(
-                v,
-                method,
-                params,
-                Some(request_meta),
-                principal.map(|p| &**p),
-            ) {
-                return Admission::Answer(answer);
+            // Middleware sees the lists too: they are answered by the handling it wraps.
+            if !server.has_middleware() {
+                if let Some(answer) = server.answer_now(
+                    v,
+                    method,
+                    params,
+                    Some(request_meta),
+                    principal.map(|p| &**p),
+                ) {
+                    return Admission::Answer(answer);
+                }
             }
             let log = match meta.log_level.as_deref().and_then(LogLevel::parse) {
                 Some(level) => LogFilter::AtLeast(level),
@@ -205,7 +208,15 @@ impl Connection {
         let lifecycle = lock(&self.state).lifecycle;
         let v = match (lifecycle, McpMethod::from_name(method)) {
             (Lifecycle::New, Some(McpMethod::Initialize)) => {
-                return Admission::Answer(self.initialize(params))
+                if !server.has_middleware() {
+                    return Admission::Answer(self.initialize(params));
+                }
+                // Middleware sees it at the revision it negotiates; one that cannot be
+                // negotiated has none, and is refused here.
+                return match version::negotiate_initialize(params, server.versions()) {
+                    Ok(v) => Admission::Bookkeeping(v, McpMethod::Initialize),
+                    Err(e) => Admission::Answer(Err(e)),
+                };
             }
             (_, Some(McpMethod::Initialize)) => {
                 return Admission::Answer(Err(RpcError::new(
@@ -256,10 +267,19 @@ impl Connection {
             Ok(m) => m,
             Err(e) => return Admission::Answer(Err(e)),
         };
-        if let Some(answer) = server.answer_now(v, method, params, None, principal.map(|p| &**p)) {
-            return Admission::Answer(answer);
+        if !server.has_middleware() {
+            if let Some(answer) =
+                server.answer_now(v, method, params, None, principal.map(|p| &**p))
+            {
+                return Admission::Answer(answer);
+            }
         }
         match method {
+            McpMethod::SetLevel | McpMethod::Subscribe | McpMethod::Unsubscribe
+                if server.has_middleware() =>
+            {
+                Admission::Bookkeeping(v, method)
+            }
             McpMethod::SetLevel => Admission::Answer(self.set_level(v, params)),
             McpMethod::Subscribe | McpMethod::Unsubscribe => {
                 Admission::Answer(self.subscription(v, method, params))
@@ -296,6 +316,20 @@ impl Connection {
                 }
                 Admission::Handler(v, method, ctx)
             }
+        }
+    }
+
+    /// Runs a request the connection answers itself (see [`Admission::Bookkeeping`]).
+    pub(super) fn bookkeeping(
+        &self,
+        v: ProtocolVersion,
+        method: McpMethod,
+        params: Option<&Value>,
+    ) -> Result<Encoded, RpcError> {
+        match method {
+            McpMethod::Initialize => self.initialize(params),
+            McpMethod::SetLevel => self.set_level(v, params),
+            _ => self.subscription(v, method, params),
         }
     }
 
@@ -360,6 +394,14 @@ impl Connection {
             )
         })?;
         let mut state = lock(&self.state);
+        // Checked again here: with middleware, two `initialize` requests may both have
+        // been admitted before either ran.
+        if state.lifecycle != Lifecycle::New {
+            return Err(RpcError::new(
+                ErrorCode::INVALID_REQUEST,
+                "Invalid Request: initialize was already received",
+            ));
+        }
         state.client_capabilities = Arc::new(
             params
                 .and_then(|p| p.get("capabilities"))
@@ -399,6 +441,11 @@ fn custom_work(
 pub(super) enum Admission {
     Answer(Result<Encoded, RpcError>),
     Handler(ProtocolVersion, McpMethod, Context),
+    /// A request the connection answers itself (`initialize`, `logging/setLevel`,
+    /// `resources/subscribe|unsubscribe`) at revision `v`, while middleware is
+    /// installed: run through it like a handler, so that the session changes only if the
+    /// middleware passes it on (its refusal leaves the session as it was).
+    Bookkeeping(ProtocolVersion, McpMethod),
     /// Work prepared here, run like a handler (the tasks extension's methods, custom
     /// methods).
     Work(

@@ -20,6 +20,7 @@ use crate::auth::Principal;
 use crate::cancel::{first, CancellationToken, First};
 use crate::combine::{self, BoxFuture};
 use crate::model::LogLevel;
+use crate::observe::{self, TraceContext, Transport};
 use crate::protocol::asks::{Asker, Pending, Round};
 use crate::protocol::lifecycle::Lifecycle;
 use crate::protocol::logging::{LogFilter, SharedLogLevel};
@@ -28,7 +29,7 @@ use crate::protocol::peer::Peer;
 use crate::protocol::shape;
 use crate::protocol::version::{self, Era, ProtocolVersion};
 use crate::server::context::Context;
-use crate::server::{Server, ServerEvent};
+use crate::server::{middleware, Server, ServerEvent};
 use crate::wire::{
     self, Encoded, ErrorCode, Frame, Invalid, Message, Outgoing, RequestId, RequestMeta, RpcError,
 };
@@ -37,6 +38,9 @@ struct State {
     lifecycle: Lifecycle,
     client_capabilities: Arc<Value>,
     subscriptions: BTreeSet<String>,
+    /// When the legacy session began (its `initialize` was answered) and on what
+    /// transport: its end is reported for `mcp.server.session.duration`.
+    session_began: Option<(std::time::Instant, Transport)>,
 }
 
 /// A legacy session's state as replicas share it (see `mcp-runtime-http`'s `store`).
@@ -48,9 +52,12 @@ pub struct Snapshot {
     pub subscriptions: BTreeSet<String>,
 }
 
-/// Where a frame came from, beyond its connection: who sent it and what the transport
-/// knows of the request that carried it. Handlers see both on their [`Context`]
-/// ([`Context::principal`], [`Context::transport_request`]). stdio has neither.
+/// Where a frame came from, beyond its connection: who sent it, what the transport
+/// knows of the request that carried it, and what that request's spans record of it.
+/// Handlers see the first two on their [`Context`] ([`Context::principal`],
+/// [`Context::transport_request`]); the rest goes to the server span (`crate::observe`)
+/// and, for a trace context, to [`Context::remote_trace`]. stdio has none of it but
+/// its transport.
 #[doc(hidden)]
 #[derive(Clone, Default)]
 pub struct RequestOrigin {
@@ -60,14 +67,25 @@ pub struct RequestOrigin {
     /// `mcp-runtime-http` puts the HTTP request's head (`http::request::Parts`) here and
     /// reads it back with its typed accessor.
     pub transport: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The transport it came on, as the span's network attributes describe it.
+    pub network: Transport,
+    /// The session it belongs to (`Mcp-Session-Id`), filled only while spans are
+    /// recorded (the span records a digest of it).
+    pub session_id: Option<String>,
+    /// The trace context of the transport's own message (the HTTP `traceparent`
+    /// header): a request whose `_meta` has none continues this one.
+    pub trace: Option<TraceContext>,
 }
 
 impl std::fmt::Debug for RequestOrigin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // No session id: it is a credential.
         f.debug_struct("RequestOrigin")
             .field("principal", &self.principal)
             .field("transport", &self.transport.is_some())
-            .finish()
+            .field("network", &self.network)
+            .field("trace", &self.trace)
+            .finish_non_exhaustive()
     }
 }
 
@@ -134,6 +152,7 @@ impl Connection {
                 lifecycle: Lifecycle::New,
                 client_capabilities: Arc::new(json!({})),
                 subscriptions: BTreeSet::new(),
+                session_began: None,
             }),
             in_flight: Mutex::new(HashMap::new()),
             log_level: SharedLogLevel::default(),
@@ -203,8 +222,11 @@ impl Connection {
         frame: Frame,
         reply: &mpsc::Sender<Outgoing>,
     ) -> usize {
-        self.handle_parsed_as(frame, reply, &RequestOrigin::default())
-            .await
+        let origin = RequestOrigin {
+            network: Transport::Pipe,
+            ..RequestOrigin::default()
+        };
+        self.handle_parsed_as(frame, reply, &origin).await
     }
 
     /// [`Connection::handle_parsed`] for a frame that came from `origin` (an HTTP
@@ -314,8 +336,14 @@ impl Connection {
         reply: &mpsc::Sender<Outgoing>,
         origin: &RequestOrigin,
     ) -> Dispatched {
+        let principal = origin.principal.as_ref();
         match message {
             Message::Notification { method, params } => {
+                let span =
+                    observe::server_span(&method, None, params.as_ref(), None, origin, || {
+                        self.version().map(|v| v.as_str().to_owned())
+                    });
+                let _in_span = span.enter();
                 self.notification(&method, params.as_ref());
                 Dispatched::Nothing
             }
@@ -331,11 +359,41 @@ impl Connection {
                 params,
                 meta,
             } => {
+                let meta_value = meta.as_ref().map(RequestMeta::value);
+                let span = observe::server_span(
+                    &method,
+                    Some(&id),
+                    params.as_ref(),
+                    meta_value,
+                    origin,
+                    || match self.version() {
+                        Some(v) => Some(v.as_str().to_owned()),
+                        // A modern request names its revision.
+                        None => wire::member(meta_value, version::META_PROTOCOL_VERSION)
+                            .or_else(|| {
+                                wire::member(
+                                    wire::member(params.as_ref(), "_meta"),
+                                    version::META_PROTOCOL_VERSION,
+                                )
+                            })
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                    },
+                );
                 if let Some(refused) = self.refuse_id(&id, lock(&self.in_flight).deref()) {
+                    observe::record_failure(&span, "refused");
                     return Dispatched::Ready(refused);
                 }
+                // A `_meta` lookup: what a handler passes on to the servers it calls.
+                let remote_trace = meta
+                    .as_ref()
+                    .map(RequestMeta::value)
+                    .or_else(|| wire::member(params.as_ref(), "_meta"))
+                    .and_then(TraceContext::from_meta)
+                    .or_else(|| origin.trace.clone());
                 let (params, meta) = self.modern_meta(params, meta);
                 let token = CancellationToken::new();
+                let is_initialize = method == McpMethod::Initialize.name();
                 // Admission (era, lifecycle, method table) is decided now, in arrival
                 // order: a request that follows `initialize` sees the session it opened.
                 let admitted = match self.admit_request(
@@ -344,21 +402,31 @@ impl Connection {
                     meta.as_ref(),
                     token.clone(),
                     reply,
-                    origin.principal.as_ref(),
+                    principal,
                 ) {
                     Admission::Answer(outcome) => {
                         // Answered at once: it was never in progress, so it takes no
                         // place among the requests in flight.
+                        match &outcome {
+                            Err(error) => observe::record_error(&span, error),
+                            Ok(_) if is_initialize => self.session_began(origin.network, &span),
+                            Ok(_) => {}
+                        }
                         let answer = match outcome {
                             Ok(result) => wire::result_response(&id, result),
                             Err(error) => wire::error_response(Some(&id), &error),
                         };
                         return Dispatched::Ready(answer);
                     }
-                    Admission::Handler(v, m, ctx) => {
-                        Work::Handler(v, m, ctx.with_request_id(id.clone()).with_origin(origin))
-                    }
+                    Admission::Handler(v, m, ctx) => Work::Handler(
+                        v,
+                        m,
+                        ctx.with_request_id(id.clone())
+                            .with_origin(origin)
+                            .with_remote_trace(remote_trace),
+                    ),
                     Admission::Work(method, work) => Work::Given(method, work),
+                    Admission::Bookkeeping(v, method) => Work::Bookkeeping(v, method),
                 };
                 {
                     // Checked again with the insertion: HTTP session POSTs are handled
@@ -369,6 +437,23 @@ impl Connection {
                     }
                     in_flight.insert(id.clone(), token.clone());
                 }
+                let wrapped = self.server.has_middleware().then(|| {
+                    let version = match &admitted {
+                        Work::Handler(v, ..) | Work::Bookkeeping(v, _) => Some(*v),
+                        Work::Given(..) => self.version(),
+                    };
+                    let target = ["name", "uri"]
+                        .into_iter()
+                        .find_map(|key| wire::member(params.as_ref(), key))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    let sent_meta = meta
+                        .as_ref()
+                        .map(|m| m.value().clone())
+                        .or_else(|| wire::member(params.as_ref(), "_meta").cloned());
+                    (version, target, sent_meta, principal.cloned())
+                });
+                let network = origin.network;
                 let conn = Arc::clone(self);
                 Dispatched::Task(Box::pin(async move {
                     let server = conn.server.clone();
@@ -381,8 +466,33 @@ impl Connection {
                             (method.name(), work)
                         }
                         Work::Given(method, work) => (method, work),
+                        Work::Bookkeeping(v, method) => {
+                            let conn = Arc::clone(&conn);
+                            let work: BoxFuture<'static, _> =
+                                Box::pin(
+                                    async move { conn.bookkeeping(v, method, params.as_ref()) },
+                                );
+                            (method.name(), work)
+                        }
                     };
-                    let work = combine::catch_unwind(AssertUnwindSafe(work));
+                    let work = match wrapped {
+                        Some((Some(version), target, meta, principal)) => {
+                            let info = middleware::RequestInfo {
+                                method,
+                                id: id.clone(),
+                                target,
+                                version,
+                                principal,
+                                meta,
+                            };
+                            let chain = Arc::clone(&server.inner.middleware);
+                            Box::pin(middleware::run_chain(chain, info, work))
+                        }
+                        _ => work,
+                    };
+                    let work = combine::catch_unwind(AssertUnwindSafe(
+                        tracing::Instrument::instrument(work, span.clone()),
+                    ));
                     let timeout = server.limits().request_timeout;
                     let outcome =
                         match first(token.cancelled(), tokio::time::timeout(timeout, work)).await {
@@ -397,28 +507,38 @@ impl Connection {
                             in_flight.remove(&id);
                         }
                     }
-                    let outcome = outcome?;
+                    let Some(outcome) = outcome else {
+                        observe::record_failure(&span, "cancelled");
+                        return None;
+                    };
+                    let _in_span = span.enter();
                     Some(match outcome {
-                        Ok(Ok(Ok(result))) => wire::result_response(&id, result),
-                        Ok(Ok(Err(error))) => wire::error_response(Some(&id), &error),
+                        Ok(Ok(Ok(result))) => {
+                            if is_initialize {
+                                conn.session_began(network, &span);
+                            }
+                            wire::result_response(&id, result)
+                        }
+                        Ok(Ok(Err(error))) => {
+                            observe::record_error(&span, &error);
+                            wire::error_response(Some(&id), &error)
+                        }
                         Err(_elapsed) => {
                             // Dropping the handler's future cancels it; its asks end too.
                             token.cancel();
                             tracing::warn!(%method, ?timeout, "handler timed out");
-                            wire::error_response(
-                                Some(&id),
-                                &RpcError::internal(format!(
-                                    "Internal error: the handler did not finish within {} ms",
-                                    timeout.as_millis()
-                                )),
-                            )
+                            let error = RpcError::internal(format!(
+                                "Internal error: the handler did not finish within {} ms",
+                                timeout.as_millis()
+                            ));
+                            observe::record_error(&span, &error);
+                            wire::error_response(Some(&id), &error)
                         }
                         Ok(Err(_panic)) => {
                             tracing::error!(%method, "handler panicked");
-                            wire::error_response(
-                                Some(&id),
-                                &RpcError::internal("Internal error: the handler panicked"),
-                            )
+                            let error = RpcError::internal("Internal error: the handler panicked");
+                            observe::record_error(&span, &error);
+                            wire::error_response(Some(&id), &error)
                         }
                     })
                 }))
@@ -507,8 +627,31 @@ fn session_owner() -> String {
     owner
 }
 
+impl Connection {
+    /// Notes that the legacy session began (its `initialize` was answered).
+    fn session_began(&self, transport: Transport, span: &tracing::Span) {
+        let mut state = lock(&self.state);
+        if let Some(v) = state.lifecycle.version() {
+            observe::record_version(span, v.as_str());
+            if state.session_began.is_none() {
+                state.session_began = Some((std::time::Instant::now(), transport));
+            }
+        }
+    }
+}
+
 impl Drop for Connection {
     fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some((began, transport)) = state.session_began {
+            let version = state.lifecycle.version();
+            observe::session_ended(
+                observe::SERVER_SESSION_EVENT,
+                began.elapsed(),
+                version.as_ref().map(|v| v.as_str()),
+                transport,
+            );
+        }
         // Ends the task that forwards server events to this peer (it only holds a weak
         // reference, and would otherwise wait for the next event to notice).
         self.closed.cancel();
@@ -523,6 +666,8 @@ impl Drop for Connection {
 #[allow(clippy::large_enum_variant)]
 enum Work {
     Handler(ProtocolVersion, McpMethod, Context),
+    /// See [`Admission::Bookkeeping`].
+    Bookkeeping(ProtocolVersion, McpMethod),
     Given(&'static str, BoxFuture<'static, Result<Encoded, RpcError>>),
 }
 
