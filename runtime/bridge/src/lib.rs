@@ -367,8 +367,7 @@ fn tool_handler(
                 })
                 .await
                 .map(|mut result| {
-                    result.meta =
-                        served_result_meta(result.meta.take().map(|m| *m)).map(Box::new);
+                    result.meta = served_result_meta(result.meta.take().map(|m| *m)).map(Box::new);
                     result
                 })
                 .map_err(rpc)
