@@ -1,12 +1,17 @@
 //! [`RedisStore`]: `mcp-runtime-http`'s [`SessionStore`] on Redis, so that replicas of one
 //! server behind a load balancer serve any session (`HttpConfig::store`).
 //!
-//! Keys (all under a prefix, `mcp:` by default): `mcp:s:ID` the session's record (a string,
-//! expiring with the session's idle timeout, renewed on every load with `GETEX`);
-//! `mcp:e:ID:STREAM` a stream's events (a sorted set scored by position, trimmed to the
-//! newest); `mcp:d:ID:STREAM` the stream's end; `mcp:s:replica:NAME` and
-//! `mcp:s:stream:ID:STREAM`, the liveness and stream-writer records (see `SessionStore`).
-//! Replicas talk on the channel `mcp:bus`.
+//! Redis is one server, the primary Redis Sentinel names, or a Redis Cluster, as the URL
+//! given to [`RedisStore::connect`] says (`docs/deployment.md` lists the forms).
+//!
+//! Keys (all under a prefix, `mcp:` by default), each of a session's in braces around its
+//! id — a Redis Cluster hash tag, so that they all sit on one slot and sessions spread
+//! over the shards: `mcp:s:{ID}` the session's record (a string, expiring with the
+//! session's idle timeout, renewed on every load with `GETEX`); `mcp:e:{ID}:STREAM` a
+//! stream's events (a sorted set scored by position, trimmed to the newest);
+//! `mcp:d:{ID}:STREAM` the stream's end; `mcp:s:{ID}:stream:STREAM` the stream-writer
+//! record and `mcp:s:{replica:NAME}` the liveness record (see `SessionStore`). Replicas
+//! talk on the channel `mcp:bus`.
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -23,27 +28,33 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::stream::{BoxStream, StreamExt};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use futures_util::stream::BoxStream;
 use redis::AsyncCommands;
 
+mod conn;
 #[cfg(feature = "tasks")]
 mod redis_tasks;
+
+use conn::{Conn, Target};
 
 use mcp_runtime::BoxFuture;
 use mcp_runtime_http::{SessionStore, StoreError, StoredEvents};
 
-/// Legacy sessions shared through one Redis (or Valkey) server by every replica that
-/// connects to it: `HttpConfig::default().store(RedisStore::connect(url).await?)`.
+/// Legacy sessions shared through Redis (or Valkey) by every replica that connects to it:
+/// `HttpConfig::default().store(RedisStore::connect(url).await?)`, with `url` naming one
+/// server, the sentinels that watch a primary, or nodes of a cluster.
 ///
-/// One multiplexed connection, re-established on its own after a failure (requests in
-/// the meantime fail with a [`StoreError`] within a few seconds, never hang), and one
-/// connection for the replicas' messages.
+/// One multiplexed connection (on a cluster, one per node), re-established on its own
+/// after a failure — behind Sentinel, to whichever server is the primary then — requests
+/// in the meantime failing with a [`StoreError`] within a few seconds, never hanging; and
+/// one connection for the replicas' messages.
 #[derive(Clone)]
 pub struct RedisStore {
-    client: redis::Client,
-    conn: ConnectionManager,
+    target: std::sync::Arc<Target>,
+    conn: Conn,
     prefix: String,
+    /// Which cluster node the next subscription tries first.
+    turn: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -67,34 +78,33 @@ fn millis(ttl: Duration) -> u64 {
 }
 
 impl RedisStore {
-    /// Connects to the Redis server at `url` (`redis://host:port/db`) and checks that it
-    /// answers: an unreachable server is an error here, at start-up.
+    /// Connects to Redis and checks that it answers: an unreachable server, or a URL this
+    /// crate cannot use, is an error here, at start-up. `url` is one of
+    ///
+    /// - `redis://[USER:PASSWORD@]HOST:PORT[/DB]`: one server;
+    /// - `redis+sentinel://[USER:PASSWORD@]HOST:PORT[,HOST:PORT…]/SERVICE[/DB]`: the
+    ///   primary that these sentinels name `SERVICE` (the credentials are the primary's);
+    /// - `redis+cluster://[USER:PASSWORD@]HOST:PORT[,HOST:PORT…]`: a Redis Cluster, of
+    ///   which these are some nodes.
     pub async fn connect(url: &str) -> Result<RedisStore, StoreError> {
         RedisStore::connect_with_prefix(url, "mcp").await
     }
 
     /// [`RedisStore::connect`] with keys and the channel under `prefix` (several server
-    /// groups on one Redis).
+    /// groups on one Redis). A prefix holding `{…}` would be every key's hash tag,
+    /// putting them all on one slot of a cluster.
     pub async fn connect_with_prefix(url: &str, prefix: &str) -> Result<RedisStore, StoreError> {
-        let client = redis::Client::open(url).map_err(failed)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(COMMAND_TIMEOUT))
-            .set_response_timeout(Some(COMMAND_TIMEOUT))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(500));
-        let connecting = ConnectionManager::new_with_config(client.clone(), config);
-        let mut conn = tokio::time::timeout(COMMAND_TIMEOUT * 2, connecting)
+        let target =
+            conn::parse(url, COMMAND_TIMEOUT).map_err(|e| StoreError(format!("Redis URL: {e}")))?;
+        let conn = target
+            .connect(COMMAND_TIMEOUT)
             .await
-            .map_err(|_| StoreError(format!("{url}: no answer within {COMMAND_TIMEOUT:?}")))?
-            .map_err(|e| StoreError(format!("{url}: {e}")))?;
-        let _: () = redis::cmd("PING")
-            .query_async(&mut conn)
-            .await
-            .map_err(|e| StoreError(format!("{url}: {e}")))?;
+            .map_err(|e| StoreError(format!("Redis: {e}")))?;
         Ok(RedisStore {
-            client,
+            target: std::sync::Arc::new(target),
             conn,
             prefix: prefix.to_owned(),
+            turn: std::sync::Arc::default(),
         })
     }
 
@@ -105,20 +115,25 @@ impl RedisStore {
     }
 
     #[cfg(feature = "tasks")]
-    pub(crate) fn connection(&self) -> ConnectionManager {
+    pub(crate) fn connection(&self) -> Conn {
         self.conn.clone()
     }
 
+    /// A session's record, or one of the transport's short records (`SessionStore`): a
+    /// stream's writer under its session's hash tag, a replica's under its own.
     fn record_key(&self, id: &str) -> String {
-        format!("{}:s:{id}", self.prefix)
+        match id.strip_prefix("stream:").and_then(|r| r.rsplit_once(':')) {
+            Some((session, stream)) => format!("{}:s:{{{session}}}:stream:{stream}", self.prefix),
+            None => format!("{}:s:{{{id}}}", self.prefix),
+        }
     }
 
     fn events_key(&self, id: &str, stream: u64) -> String {
-        format!("{}:e:{id}:{stream}", self.prefix)
+        format!("{}:e:{{{id}}}:{stream}", self.prefix)
     }
 
     fn done_key(&self, id: &str, stream: u64) -> String {
-        format!("{}:d:{id}:{stream}", self.prefix)
+        format!("{}:d:{{{id}}}:{stream}", self.prefix)
     }
 
     fn channel(&self) -> String {
@@ -248,19 +263,14 @@ impl SessionStore for RedisStore {
     }
 
     fn subscribe(&self) -> BoxFuture<Result<BoxStream<'static, Bytes>, StoreError>> {
-        let client = self.client.clone();
+        let target = std::sync::Arc::clone(&self.target);
         let channel = self.channel();
+        let turn = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Box::pin(async move {
-            let connecting = client.get_async_pubsub();
-            let mut pubsub = tokio::time::timeout(COMMAND_TIMEOUT, connecting)
+            target
+                .subscribe(channel, turn, COMMAND_TIMEOUT)
                 .await
-                .map_err(|_| StoreError("no answer".into()))?
-                .map_err(failed)?;
-            pubsub.subscribe(channel).await.map_err(failed)?;
-            Ok(pubsub
-                .into_on_message()
-                .map(|msg| Bytes::copy_from_slice(msg.get_payload_bytes()))
-                .boxed())
+                .map_err(failed)
         })
     }
 }

@@ -1,0 +1,158 @@
+//! Issue 33, point 3: the load run of `tests/replicas_load.rs` on Redis that is itself
+//! highly available or sharded, through the URL forms `docs/deployment.md` documents —
+//! a primary with a replica watched by three sentinels, the primary killed mid-run
+//! (the failover happens, every call ends in its answer or a visible error, every
+//! session created before the kill goes on); and a cluster of three primaries with a
+//! replica each, sessions spread over the shards by their hash tags.
+//!
+//! Needs `redis-server` and `redis-cli` on the PATH (Debian's `redis-server` package; the
+//! sentinels are `redis-server --sentinel`) and the `replica_load` example built
+//! (`cargo build -p mcp-interop --examples`).
+
+mod kit;
+
+#[path = "../examples/replica_load.rs"]
+#[allow(dead_code, unreachable_pub, clippy::duplicate_mod)]
+mod replica_load;
+
+use std::time::{Duration, Instant};
+
+use kit::http::Http;
+use kit::process::HttpServer;
+use kit::redis::{Cluster, Sentinels};
+use replica_load::Disruption;
+use serde_json::json;
+
+const CLIENTS: usize = 40;
+const CALLS: usize = 25;
+
+/// The contract of `conformance_server --http ADDR --redis URL` for `url`: two replicas
+/// of the example started with it, a session opened on one and called on the other.
+async fn the_example_shares_sessions_through(url: &str) {
+    std::env::set_var(
+        "MCP_STATE_KEY",
+        "replicas-ha-test-shared-key-0123456789abcdef",
+    );
+    let servers: Vec<HttpServer> = (0..2)
+        .map(|_| HttpServer::start_example_with("conformance_server", &["--redis", url]))
+        .collect();
+    let (a, b) = (
+        Http::new(&servers[0].url("")),
+        Http::new(&servers[1].url("")),
+    );
+    let session = a.session("2025-06-18", json!({})).await;
+    let call = kit::request(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "through the store"}}),
+    );
+    let answer = b.post(&[("mcp-session-id", &session)], &call).await;
+    let messages = answer.messages();
+    assert_eq!(
+        messages[0]["result"]["content"][0]["text"], "through the store",
+        "{}",
+        answer.body
+    );
+}
+
+/// A URL the example cannot use: it exits at start-up naming what is wrong.
+fn the_example_refuses(url: &str, says: &str) {
+    let out = std::process::Command::new(kit::process::example_named("conformance_server"))
+        .args(["--http", "127.0.0.1:0", "--redis", url])
+        .output()
+        .expect("conformance_server runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{url}: {stderr}");
+    assert!(stderr.contains(says), "{url}: {stderr}");
+}
+
+#[test]
+fn bad_redis_urls_are_refused_at_start_up() {
+    the_example_refuses(
+        "redis+sentinel://127.0.0.1:26379",
+        "names the primary's service",
+    );
+    the_example_refuses("redis+cluster://127.0.0.1:7000/2", "only database 0");
+    the_example_refuses("redis+cluster://127.0.0.1:x", "is not a port");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sentinel_fails_over_mid_run_and_every_session_goes_on() {
+    let mut ha = Sentinels::start();
+    let exe = kit::process::example_named("replica_load");
+    let url = ha.url();
+    let (old, new) = (ha.primary.port, ha.replica.port);
+    assert_eq!(ha.primary_port(), Some(old));
+    let mut failover = None;
+    let fault = {
+        let ha = &mut ha;
+        let failover = &mut failover;
+        Box::pin(async move {
+            let killed = Instant::now();
+            ha.primary.stop();
+            // The sentinels agree the primary is down, elect one of them, and promote
+            // the replica.
+            while ha.primary_port() != Some(new) {
+                if killed.elapsed() > Duration::from_secs(30) {
+                    return Err("no failover within 30 s".to_owned());
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            *failover = Some(killed.elapsed());
+            Ok(())
+        })
+    };
+    let report =
+        replica_load::replica_load(&exe, &url, CLIENTS, CALLS, Disruption::RedisFault(fault))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let failover = failover.unwrap_or_else(|| panic!("no failover: {report}"));
+    eprintln!("{report}\nfailover: the sentinels named the replica {failover:.2?} after the kill");
+    // `clean`: nothing lost (no silence), crossed or duplicated; every call answered or
+    // failed with a clear error; every client's last call answered — its session, made
+    // before the kill, went on on the new primary.
+    assert!(report.clean(), "{report}");
+    assert!(report.redis_restart.is_some(), "{report}");
+    assert!(ha.replica.cli(&["ROLE"]).starts_with("master"), "{report}");
+    // The store writes to the new primary: a session record made after the failover.
+    let keys = ha.replica.cli(&["DBSIZE"]);
+    assert!(keys.trim().parse::<u64>().unwrap_or(0) > 0, "{keys}");
+    // And the example takes the Sentinel URL, after the failover as before it.
+    the_example_shares_sessions_through(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_spreads_sessions_over_its_shards_and_loses_nothing() {
+    let cluster = Cluster::start();
+    the_example_shares_sessions_through(&cluster.url()).await;
+    let exe = kit::process::example_named("replica_load");
+    let report =
+        replica_load::replica_load(&exe, &cluster.url(), CLIENTS, CALLS, Disruption::Nothing)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{report}");
+    assert!(report.clean(), "{report}");
+    let l = &report.load;
+    assert_eq!(
+        (l.answered, l.errors),
+        ((CLIENTS * CALLS) as u64, 0),
+        "{report}"
+    );
+    assert!(l.notifications_expected > 0, "{report}");
+    assert!(report.forwarded.iter().all(|n| *n > 0), "{report}");
+    // Sessions' stream events, by shard: each session's keys on its own slot, the
+    // sessions on every primary.
+    let primaries = cluster.primaries();
+    assert_eq!(primaries.len(), 3);
+    let per_shard: Vec<usize> = primaries
+        .iter()
+        .map(|p| {
+            p.cli(&["--scan", "--pattern", "mcp:e:*"])
+                .lines()
+                .filter(|l| !l.is_empty())
+                .count()
+        })
+        .collect();
+    eprintln!("stream event keys per primary: {per_shard:?}");
+    assert!(per_shard.iter().all(|n| *n > 0), "{per_shard:?}");
+}
