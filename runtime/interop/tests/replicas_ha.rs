@@ -3,7 +3,8 @@
 //! a primary with a replica watched by three sentinels, the primary killed mid-run
 //! (the failover happens, every call ends in its answer or a visible error, every
 //! session created before the kill goes on); and a cluster of three primaries with a
-//! replica each, sessions spread over the shards by their hash tags.
+//! replica each, sessions spread over the shards by their hash tags. On both, the task
+//! store's script, compare-and-set and listing work too.
 //!
 //! Needs `redis-server` and `redis-cli` on the PATH (Debian's `redis-server` package; the
 //! sentinels are `redis-server --sentinel`) and the `replica_load` example built
@@ -119,6 +120,7 @@ async fn sentinel_fails_over_mid_run_and_every_session_goes_on() {
     assert!(keys.trim().parse::<u64>().unwrap_or(0) > 0, "{keys}");
     // And the example takes the Sentinel URL, after the failover as before it.
     the_example_shares_sessions_through(&url).await;
+    tasks_work_on(&url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,4 +157,60 @@ async fn a_cluster_spreads_sessions_over_its_shards_and_loses_nothing() {
         .collect();
     eprintln!("stream event keys per primary: {per_shard:?}");
     assert!(per_shard.iter().all(|n| *n > 0), "{per_shard:?}");
+    tasks_work_on(&cluster.url()).await;
+}
+
+/// The task store on `url`: its insert script (the per-owner bound), compare-and-set
+/// update and listing, whose keys must share one slot on a cluster.
+async fn tasks_work_on(url: &str) {
+    use mcp_runtime::server::tasks::{TaskRecord, TaskStatus, TaskStoreError};
+    use mcp_runtime_http::SessionStore;
+    let store = mcp_runtime_redis::RedisStore::connect(url)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let tasks = store.task_store().expect("RedisStore keeps tasks");
+    let record = |id: &str| {
+        TaskRecord::from_json(&json!({
+            "id": id, "owner": "ha-owner", "version": "2025-11-25", "status": "working",
+            "createdAtMs": 1, "updatedAtMs": 1, "ttlMs": 60_000, "pollIntervalMs": 100,
+        }))
+        .expect("a task record")
+    };
+    for id in ["ha-task-1", "ha-task-2"] {
+        tasks
+            .insert(record(id), 2)
+            .await
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
+    }
+    // The bound, checked by the script against the owner's live records.
+    assert!(matches!(
+        tasks.insert(record("ha-task-3"), 2).await,
+        Err(TaskStoreError::TooMany(2))
+    ));
+    let updated = tasks
+        .update(
+            "ha-task-1",
+            Box::new(|r: &mut TaskRecord| {
+                r.status = TaskStatus::Completed;
+                true
+            }),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("the task exists");
+    assert_eq!(updated.status, TaskStatus::Completed);
+    let found = tasks
+        .get("ha-task-1")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(found.map(|r| r.status), Some(TaskStatus::Completed));
+    let mut listed: Vec<String> = tasks
+        .list("ha-owner")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["ha-task-1", "ha-task-2"]);
 }
