@@ -15,8 +15,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
-use futures_util::stream::{BoxStream, StreamExt};
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
 use redis::{
@@ -27,12 +25,13 @@ use redis::{
 /// Where the URL says Redis is.
 pub(crate) enum Target {
     Single(redis::Client),
-    Sentinel(Arc<SentinelConn>),
+    Sentinel {
+        client: Arc<tokio::sync::Mutex<SentinelClient>>,
+        config: AsyncConnectionConfig,
+    },
     Cluster {
         // Boxed: much larger than the other variants' fields.
         client: Box<redis::cluster::ClusterClient>,
-        /// The URLs of the nodes named, for the channel (see [`Conn::subscribe`]).
-        nodes: Vec<String>,
     },
 }
 
@@ -82,14 +81,12 @@ pub(crate) fn parse(url: &str, timeout: Duration) -> Result<Target, String> {
             SentinelServerType::Master,
         )
         .map_err(|e| format!("the sentinels: {e}"))?;
-        return Ok(Target::Sentinel(Arc::new(SentinelConn {
-            sentinel: tokio::sync::Mutex::new(client),
-            current: Mutex::new((0, None)),
+        return Ok(Target::Sentinel {
+            client: Arc::new(tokio::sync::Mutex::new(client)),
             config: AsyncConnectionConfig::new()
                 .set_connection_timeout(Some(timeout))
                 .set_response_timeout(Some(timeout)),
-            timeout,
-        })));
+        });
     }
     if let Some(rest) = strip_scheme(url, CLUSTER) {
         let usage = "redis+cluster://[USER:PASSWORD@]HOST:PORT[,HOST:PORT…][/]";
@@ -100,11 +97,11 @@ pub(crate) fn parse(url: &str, timeout: Duration) -> Result<Target, String> {
             ));
         }
         let (userinfo, hosts) = split_userinfo(authority);
-        let nodes = hosts_of(hosts, 6379, usage)?
+        let nodes: Vec<String> = hosts_of(hosts, 6379, usage)?
             .into_iter()
             .map(|host| format!("redis://{}{host}/", at(userinfo)))
             .collect::<Vec<_>>();
-        let client = redis::cluster::ClusterClient::builder(nodes.clone())
+        let client = redis::cluster::ClusterClient::builder(nodes)
             .connection_timeout(timeout)
             .response_timeout(timeout)
             .retries(2)
@@ -113,7 +110,6 @@ pub(crate) fn parse(url: &str, timeout: Duration) -> Result<Target, String> {
             .map_err(|e| format!("the cluster's nodes: {e}"))?;
         return Ok(Target::Cluster {
             client: Box::new(client),
-            nodes,
         });
     }
     redis::Client::open(url)
@@ -222,7 +218,7 @@ impl ConnectionLike for Conn {
 /// a read-only replica): so a connection that fails that way is dropped, and the next
 /// command asks the sentinels again.
 pub(crate) struct SentinelConn {
-    sentinel: tokio::sync::Mutex<SentinelClient>,
+    sentinel: Arc<tokio::sync::Mutex<SentinelClient>>,
     /// The connection in use, and a count of connections made (a failure drops the
     /// connection only if it is still the one that failed).
     current: Mutex<(u64, Option<MultiplexedConnection>)>,
@@ -297,7 +293,12 @@ impl Target {
                         .unwrap_or_else(|_| Err(timed_out("the Redis server")))?,
                 )
             }
-            Target::Sentinel(sentinel) => Conn::Sentinel(Arc::clone(sentinel)),
+            Target::Sentinel { client, config } => Conn::Sentinel(Arc::new(SentinelConn {
+                sentinel: Arc::clone(client),
+                current: Mutex::new((0, None)),
+                config: config.clone(),
+                timeout,
+            })),
             Target::Cluster { client, .. } => Conn::Cluster(
                 tokio::time::timeout(timeout * 2, client.get_async_connection())
                     .await
@@ -306,59 +307,6 @@ impl Target {
         };
         let _: () = redis::cmd("PING").query_async(&mut conn).await?;
         Ok(conn)
-    }
-
-    /// The messages published on `channel` from now on, until the connection is lost.
-    /// On a cluster every node hears every `PUBLISH`, so one node is enough: the first of
-    /// those named that answers, starting from the one after `turn`'s (the next
-    /// subscription after a node's failure tries another first).
-    pub(crate) async fn subscribe(
-        &self,
-        channel: String,
-        turn: usize,
-        timeout: Duration,
-    ) -> RedisResult<BoxStream<'static, Bytes>> {
-        let subscribing = async {
-            let mut pubsub = match self {
-                Target::Single(client) => client.get_async_pubsub().await?,
-                Target::Sentinel(sentinel) => {
-                    let primary = sentinel.sentinel.lock().await.async_get_client().await?;
-                    primary.get_async_pubsub().await?
-                }
-                Target::Cluster { nodes, .. } => {
-                    let mut last = None;
-                    let mut found = None;
-                    for i in 0..nodes.len() {
-                        let Some(node) = nodes.get((turn + i) % nodes.len()) else {
-                            continue;
-                        };
-                        let attempt =
-                            async { redis::Client::open(node.as_str())?.get_async_pubsub().await };
-                        match tokio::time::timeout(timeout, attempt).await {
-                            Ok(Ok(pubsub)) => {
-                                found = Some(pubsub);
-                                break;
-                            }
-                            Ok(Err(e)) => last = Some(e),
-                            Err(_) => last = Some(timed_out("a cluster node")),
-                        }
-                    }
-                    match found {
-                        Some(pubsub) => pubsub,
-                        None => return Err(last.unwrap_or_else(|| timed_out("a cluster node"))),
-                    }
-                }
-            };
-            pubsub.subscribe(channel).await?;
-            Ok(pubsub)
-        };
-        let pubsub = tokio::time::timeout(timeout * 2, subscribing)
-            .await
-            .unwrap_or_else(|_| Err(timed_out("the channel")))?;
-        Ok(pubsub
-            .into_on_message()
-            .map(|msg| Bytes::copy_from_slice(msg.get_payload_bytes()))
-            .boxed())
     }
 }
 
@@ -386,19 +334,15 @@ mod tests {
             "redis+sentinel://h1,h2,[::1]:26381/mymaster/2",
             "REDIS+SENTINEL://user:p%40ss@h1:26379/mymaster/",
         ] {
-            assert!(matches!(parse(url, T), Ok(Target::Sentinel(_))), "{url}");
+            assert!(
+                matches!(parse(url, T), Ok(Target::Sentinel { .. })),
+                "{url}"
+            );
         }
-        match parse("redis+cluster://:secret@h1:7000,h2:7001,h3", T) {
-            Ok(Target::Cluster { nodes, .. }) => assert_eq!(
-                nodes,
-                [
-                    "redis://:secret@h1:7000/",
-                    "redis://:secret@h2:7001/",
-                    "redis://:secret@h3:6379/"
-                ]
-            ),
-            _ => panic!("the cluster URL was not read"),
-        }
+        assert!(matches!(
+            parse("redis+cluster://:secret@h1:7000,h2:7001,h3", T),
+            Ok(Target::Cluster { .. })
+        ));
     }
 
     #[test]
