@@ -89,17 +89,10 @@ async fn sentinel_fails_over_mid_run_and_every_session_goes_on() {
         let ha = &mut ha;
         let failover = &mut failover;
         Box::pin(async move {
-            let killed = Instant::now();
             ha.primary.stop();
             // The sentinels agree the primary is down, elect one of them, and promote
             // the replica.
-            while ha.primary_port() != Some(new) {
-                if killed.elapsed() > Duration::from_secs(30) {
-                    return Err("no failover within 30 s".to_owned());
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            *failover = Some(killed.elapsed());
+            *failover = Some(primary_becomes(ha, new).await?);
             Ok(())
         })
     };
@@ -115,10 +108,62 @@ async fn sentinel_fails_over_mid_run_and_every_session_goes_on() {
     assert!(report.clean(), "{report}");
     assert!(report.redis_restart.is_some(), "{report}");
     assert!(ha.replica.cli(&["ROLE"]).starts_with("master"), "{report}");
-    // The store writes to the new primary: a session record made after the failover.
-    let keys = ha.replica.cli(&["DBSIZE"]);
-    assert!(keys.trim().parse::<u64>().unwrap_or(0) > 0, "{keys}");
-    // And the example takes the Sentinel URL, after the failover as before it.
+    // New sessions and tasks are written to the new primary: the example takes the
+    // Sentinel URL after the failover as before it.
+    the_example_shares_sessions_through(&url).await;
+    tasks_work_on(&url).await;
+}
+
+/// Waits until the sentinels name the server on `port` primary: how long that took.
+async fn primary_becomes(ha: &Sentinels, port: u16) -> Result<Duration, String> {
+    let started = Instant::now();
+    while ha.primary_port() != Some(port) {
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err(format!("{port} not primary within 30 s"));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(started.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sentinel_switchover_mid_run_moves_the_store_off_the_demoted_primary() {
+    // The old primary lives on as a read-only replica (an operator's `SENTINEL
+    // FAILOVER`, or a partition healed): the store must leave it, not write to it.
+    let ha = Sentinels::start();
+    let exe = kit::process::example_named("replica_load");
+    let url = ha.url();
+    let new = ha.replica.port;
+    let mut switched = None;
+    let fault = {
+        let (ha, switched) = (&ha, &mut switched);
+        Box::pin(async move {
+            let asked = ha.sentinels[0].cli(&["SENTINEL", "FAILOVER", kit::redis::SERVICE]);
+            if !asked.starts_with("OK") {
+                return Err(format!("SENTINEL FAILOVER: {asked}"));
+            }
+            *switched = Some(primary_becomes(ha, new).await?);
+            Ok(())
+        })
+    };
+    let report =
+        replica_load::replica_load(&exe, &url, CLIENTS, CALLS, Disruption::RedisFault(fault))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let switched = switched.unwrap_or_else(|| panic!("no switchover: {report}"));
+    eprintln!(
+        "{report}
+switchover: the sentinels named the replica {switched:.2?} after asked"
+    );
+    assert!(report.clean(), "{report}");
+    let demoted = Instant::now();
+    while !ha.primary.cli(&["ROLE"]).starts_with("slave") {
+        assert!(
+            demoted.elapsed() < kit::patience(),
+            "the old primary was not demoted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     the_example_shares_sessions_through(&url).await;
     tasks_work_on(&url).await;
 }
