@@ -259,3 +259,51 @@ async fn tasks_work_on(url: &str) {
     listed.sort();
     assert_eq!(listed, ["ha-task-1", "ha-task-2"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_shard_fails_over_mid_run_and_every_session_goes_on() {
+    // A shard that does not hold the replicas' bus (`mcp:bus`): its sessions' requests
+    // fail visibly until its replica is promoted, the others' go on. (When the bus's own
+    // shard fails over, the replicas do not yet hear the bus again: open work.)
+    let mut cluster = Cluster::start();
+    let exe = kit::process::example_named("replica_load");
+    let url = cluster.url();
+    let mut failover = None;
+    let fault = {
+        let (cluster, failover) = (&mut cluster, &mut failover);
+        Box::pin(async move {
+            let victim = cluster
+                .nodes
+                .iter()
+                .position(|n| {
+                    n.cli(&["ROLE"]).starts_with("master")
+                        && n.cli(&["EXISTS", "mcp:bus"]).trim() != "1"
+                })
+                .ok_or("no primary without mcp:bus")?;
+            let killed = Instant::now();
+            cluster.nodes[victim].stop();
+            // The killed node answers nothing: three primaries again once its replica is
+            // promoted (after `cluster-node-timeout`).
+            while cluster.primaries().len() < 3
+                || !cluster.nodes[(victim + 1) % 6]
+                    .cli(&["CLUSTER", "INFO"])
+                    .contains("cluster_state:ok")
+            {
+                if killed.elapsed() > Duration::from_secs(30) {
+                    return Err("no failover within 30 s".to_owned());
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            *failover = Some(killed.elapsed());
+            Ok(())
+        })
+    };
+    let report =
+        replica_load::replica_load(&exe, &url, CLIENTS, CALLS, Disruption::RedisFault(fault))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let failover = failover.unwrap_or_else(|| panic!("no failover: {report}"));
+    eprintln!("{report}\nfailover: the shard's replica was primary {failover:.2?} after the kill");
+    assert!(report.clean(), "{report}");
+    the_example_shares_sessions_through(&url).await;
+}

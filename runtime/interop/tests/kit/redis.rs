@@ -139,7 +139,8 @@ impl Sentinels {
     /// Starts them all, and waits until the replica is in sync and every sentinel knows
     /// the replica and the two other sentinels (so that a failover can be agreed on).
     pub fn start() -> Sentinels {
-        let primary = Redis::start();
+        // A replica's first full sync waits `repl-diskless-sync-delay` (5 s) for others.
+        let primary = Redis::start_with(&["--repl-diskless-sync-delay", "0"]);
         let replica = Redis::start_with(&["--replicaof", "127.0.0.1", &primary.port.to_string()]);
         let sentinels = (0..3)
             .map(|_| {
@@ -211,7 +212,14 @@ impl Cluster {
     pub fn start() -> Cluster {
         let nodes: Vec<Redis> = (0..6)
             .map(|_| {
-                Redis::start_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"])
+                Redis::start_with(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-node-timeout",
+                    "2000",
+                    "--repl-diskless-sync-delay",
+                    "0",
+                ])
             })
             .collect();
         let addresses: Vec<String> = nodes
@@ -231,6 +239,11 @@ impl Cluster {
         for node in &nodes {
             until("the cluster up on every node", || {
                 node.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok")
+            });
+            // A replica that never synced with its primary would not take over from it.
+            until("every replica in sync", || {
+                let role = node.cli(&["INFO", "replication"]);
+                role.contains("role:master") || role.contains("master_link_status:up")
             });
         }
         Cluster { nodes }
