@@ -541,6 +541,15 @@ async fn post(
         .await
         .map_err(|e| format!("{}POST {url}: {e}", silence(&e)))?;
     let status = resp.status().as_u16();
+    // A client that honours `Retry-After` (the store was unavailable: 503) waits before
+    // its next request, as SDK clients do, rather than spend its calls on the outage.
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|_| status == 503)
+        .map(|s| Duration::from_secs(s.min(2)));
     let session = resp
         .headers()
         .get("mcp-session-id")
@@ -558,6 +567,9 @@ async fn post(
             .await
             .map_err(|e| format!("{}body: {e}", silence(&e)))?;
         let messages = frames::answer_messages(&content_type, &text)?;
+        if let Some(wait) = retry_after {
+            tokio::time::sleep(wait).await;
+        }
         return Ok(Posted {
             status,
             session,
@@ -1113,15 +1125,27 @@ async fn sse_reconnect(
     }
 }
 
-/// POSTs one message to an HTTP+SSE endpoint: its status, if it got one.
+/// POSTs one message to an HTTP+SSE endpoint: its status, if it got one (after the wait a
+/// 503's `Retry-After` asks for, as in [`post`]).
 async fn sse_send(http: &reqwest::Client, endpoint: &str, body: Value) -> Option<u16> {
-    http.post(endpoint)
+    let resp = http
+        .post(endpoint)
         .header("content-type", "application/json")
         .body(body.to_string())
         .send()
         .await
-        .ok()
-        .map(|r| r.status().as_u16())
+        .ok()?;
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|_| status == 503);
+    if let Some(seconds) = retry_after {
+        tokio::time::sleep(Duration::from_secs(seconds.min(2))).await;
+    }
+    Some(status)
 }
 
 /// A 2024-11-05 client of the HTTP+SSE transport (`GET /sse`, `POST /messages`). If its

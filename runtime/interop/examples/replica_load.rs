@@ -62,6 +62,11 @@ pub enum Disruption<'a> {
     /// The Redis server is restarted (stopped, then started again on its port and data):
     /// requests that need it meanwhile are answered 503, then everything goes on.
     RestartRedis(&'a mut OwnRedis),
+    /// Something done to Redis by the caller, which is over when the future is (a
+    /// primary killed, and the failover seen done): judged as a restart is.
+    RedisFault(
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + 'a>>,
+    ),
 }
 
 /// What a run observed: the clients' report, and the front's per replica.
@@ -343,6 +348,12 @@ pub async fn replica_load(
             let stopped_at = reached(total / 3).await;
             let away = Instant::now();
             own.restart().await?;
+            redis_restart = Some((stopped_at, tally.answered(), away.elapsed()));
+        }
+        Disruption::RedisFault(fault) => {
+            let stopped_at = reached(total / 3).await;
+            let away = Instant::now();
+            fault.await?;
             redis_restart = Some((stopped_at, tally.answered(), away.elapsed()));
         }
     }

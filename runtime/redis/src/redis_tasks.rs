@@ -1,11 +1,15 @@
 //! Task state on Redis (feature `redis`): [`RedisStore`] is also a [`TaskStore`], so that
 //! a task created on one replica is found, polled and listed on any other.
 //!
-//! Keys (under the store's prefix, `mcp:` by default): `mcp:t:ID` a task's record (JSON,
-//! expiring with the task's time to live), `mcp:to:OWNER` the ids of an owner's tasks (a
+//! Keys (under the store's prefix, `mcp:` by default): `mcp:{t}:t:ID` a task's record (JSON,
+//! expiring with the task's time to live), `mcp:{t}:o:OWNER` the ids of an owner's tasks (a
 //! sorted set by creation time; ids whose record expired are dropped when met). Inserting
 //! checks the bound per owner and writes in one Lua script (atomic on the server); an
 //! update is a compare-and-set of the whole record, retried when another writer won.
+//!
+//! The hash tag `{t}` puts every task on one slot of a Redis Cluster: the insert script
+//! counts an owner's live tasks by their records, which a script may only touch on its
+//! own slot. So on a cluster the tasks live on one shard while sessions spread.
 
 use redis::AsyncCommands;
 
@@ -47,11 +51,11 @@ const UPDATE_ATTEMPTS: usize = 16;
 
 impl RedisStore {
     fn task_key(&self, id: &str) -> String {
-        format!("{}:t:{id}", self.prefix())
+        format!("{}:{{t}}:t:{id}", self.prefix())
     }
 
     fn owner_key(&self, owner: &str) -> String {
-        format!("{}:to:{owner}", self.prefix())
+        format!("{}:{{t}}:o:{owner}", self.prefix())
     }
 }
 
