@@ -500,11 +500,11 @@ async fn serve_http(
         match mcp_runtime_redis::RedisStore::connect(redis).await {
             Ok(store) => config = config.store(store),
             Err(e) => {
-                eprintln!("--redis {redis}: {e}");
+                eprintln!("--redis {}: {e}", without_password(redis));
                 std::process::exit(1);
             }
         }
-        eprintln!("sessions shared through {redis}");
+        eprintln!("sessions shared through {}", without_password(redis));
     }
     eprintln!("listening on {url}");
     mcp_runtime_http::serve_listener_with_shutdown(
@@ -621,5 +621,20 @@ async fn main() -> std::io::Result<()> {
             eprintln!("conformance_server: {e}");
             std::process::exit(1);
         }
+    }
+}
+
+/// A Redis URL as it may be logged: a password in its user information masked.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    // The hosts hold no `@`: the last one ends the user information.
+    match rest.rsplit_once('@') {
+        Some((user_info, hosts)) => {
+            let user = user_info.split_once(':').map_or(user_info, |(user, _)| user);
+            format!("{scheme}://{user}:***@{hosts}")
+        }
+        None => url.to_owned(),
     }
 }

@@ -165,3 +165,53 @@ async fn the_client_reads_extensions_and_calls_custom_methods() {
         client.close().await;
     }
 }
+
+/// Over HTTP a custom method's handler sees the request as a tool's does: its headers
+/// (`HttpContext::http_request`), in both eras.
+#[tokio::test]
+async fn a_custom_method_sees_the_http_request() {
+    use mcp_runtime_http::HttpContext;
+    let server = Server::builder(Implementation::new("ext-http", "1.0.0"))
+        .extension(NOTES, json!({}))
+        .custom_method(NOTES, "notes/who", |_: Value, ctx| async move {
+            let tenant = ctx
+                .http_request()
+                .and_then(|head| head.headers.get("x-tenant"))
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            Ok::<_, RpcError>(json!({"tenant": tenant}))
+        })
+        .build();
+    let http = kit::http::serve(server, mcp_runtime_http::HttpConfig::default()).await;
+    let session = http.session("2025-11-25", json!({})).await;
+    let legacy = http
+        .post(
+            &[("mcp-session-id", &session), ("x-tenant", "blue")],
+            &kit::request(1, "notes/who", json!({})),
+        )
+        .await;
+    assert_eq!(
+        legacy.messages()[0]["result"]["tenant"],
+        "blue",
+        "{}",
+        legacy.body
+    );
+    let mut modern_params = json!({});
+    modern_params["_meta"] = kit::modern_meta(json!({}));
+    let modern = http
+        .post(
+            &[
+                ("mcp-protocol-version", kit::MODERN),
+                ("mcp-method", "notes/who"),
+                ("x-tenant", "green"),
+            ],
+            &kit::request(2, "notes/who", modern_params),
+        )
+        .await;
+    assert_eq!(
+        modern.messages()[0]["result"]["tenant"],
+        "green",
+        "{}",
+        modern.body
+    );
+}

@@ -243,13 +243,6 @@ impl Context {
         self
     }
 
-    /// The caller, as the HTTP transport authenticated it (for work admitted before the
-    /// rest of the origin is attached: a custom method's handler).
-    pub(crate) fn with_principal(mut self, principal: Option<Arc<Principal>>) -> Context {
-        self.principal = principal;
-        self
-    }
-
     /// Gives the request the trace context it arrived with.
     pub(crate) fn with_remote_trace(
         mut self,

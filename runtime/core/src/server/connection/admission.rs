@@ -84,8 +84,10 @@ impl Connection {
         request_meta: Option<&RequestMeta>,
         cancel: CancellationToken,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Arc<Principal>>,
+        origin: &RequestOrigin,
+        remote_trace: Option<&TraceContext>,
     ) -> Admission {
+        let principal = origin.principal.as_ref();
         let server = &self.server;
         if let Some(request_meta) = request_meta {
             let meta_value = Some(request_meta.value());
@@ -144,7 +146,8 @@ impl Connection {
                     Asker::None,
                     server.inner.events.clone(),
                 )
-                .with_principal(principal.cloned());
+                .with_origin(origin)
+                .with_remote_trace(remote_trace.cloned());
                 let mut ctx = ctx;
                 ctx.set_request_meta(Some(request_meta.clone()));
                 return custom_work(server, v, name, handler, params, ctx);
@@ -249,7 +252,8 @@ impl Connection {
                 Asker::None,
                 server.inner.events.clone(),
             )
-            .with_principal(principal.cloned());
+            .with_origin(origin)
+            .with_remote_trace(remote_trace.cloned());
             let mut ctx = ctx;
             ctx.set_request_meta(
                 wire::member(params, "_meta").map(|meta| RequestMeta::new(meta.clone(), 0)),

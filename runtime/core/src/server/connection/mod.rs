@@ -402,7 +402,8 @@ impl Connection {
                     meta.as_ref(),
                     token.clone(),
                     reply,
-                    principal,
+                    origin,
+                    remote_trace.as_ref(),
                 ) {
                     Admission::Answer(outcome) => {
                         // Answered at once: it was never in progress, so it takes no
