@@ -632,7 +632,9 @@ fn without_password(url: &str) -> String {
     // The hosts hold no `@`: the last one ends the user information.
     match rest.rsplit_once('@') {
         Some((user_info, hosts)) => {
-            let user = user_info.split_once(':').map_or(user_info, |(user, _)| user);
+            let user = user_info
+                .split_once(':')
+                .map_or(user_info, |(user, _)| user);
             format!("{scheme}://{user}:***@{hosts}")
         }
         None => url.to_owned(),
