@@ -76,7 +76,8 @@ impl Connection {
 
     /// Admits a request. `meta` is the `_meta` of a request served statelessly (see
     /// `modern_meta`), taken out of `params`; any other request has its `_meta` in
-    /// `params`.
+    /// `params`. The request's origin and remote trace go to the context of work admitted
+    /// here (a custom method's handler).
     pub(super) fn admit_request(
         &self,
         method: &str,
@@ -84,8 +85,7 @@ impl Connection {
         request_meta: Option<&RequestMeta>,
         cancel: CancellationToken,
         reply: &mpsc::Sender<Outgoing>,
-        origin: &RequestOrigin,
-        remote_trace: Option<&TraceContext>,
+        (origin, remote_trace): (&RequestOrigin, Option<&TraceContext>),
     ) -> Admission {
         let principal = origin.principal.as_ref();
         let server = &self.server;

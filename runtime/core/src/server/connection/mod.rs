@@ -402,8 +402,7 @@ impl Connection {
                     meta.as_ref(),
                     token.clone(),
                     reply,
-                    origin,
-                    remote_trace.as_ref(),
+                    (origin, remote_trace.as_ref()),
                 ) {
                     Admission::Answer(outcome) => {
                         // Answered at once: it was never in progress, so it takes no
